@@ -1,0 +1,119 @@
+/* onnx2mlir.h - the public C API of onnx2mlir.
+ *
+ * Owns: the opaque handles a user of the library sees, the status codes and
+ * the diagnostic record. The library never prints and never exits: every
+ * function returns an o2m_status and, on failure, fills the caller's
+ * o2m_diag with a message naming file, node, op, domain, opset and reason.
+ *
+ * Ownership: a handle returned through an out-parameter belongs to the
+ * caller and is released with the matching *_free function. Strings passed
+ * in are borrowed for the duration of the call only.
+ */
+#ifndef ONNX2MLIR_H
+#define ONNX2MLIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define O2M_VERSION_STRING "0.1.0"
+
+typedef enum o2m_status {
+  O2M_OK = 0,
+  O2M_ERR_IO,          /* a file could not be opened, mapped or written */
+  O2M_ERR_PARSE,       /* the protobuf bytes are malformed */
+  O2M_ERR_INVALID,     /* well-formed bytes, but the model breaks ONNX rules */
+  O2M_ERR_UNSUPPORTED, /* valid ONNX this version does not handle yet */
+  O2M_ERR_USAGE,       /* the caller passed bad arguments */
+  O2M_ERR_NOMEM,       /* an allocation failed */
+  O2M_ERR_INTERNAL     /* a bug in onnx2mlir */
+} o2m_status;
+
+/* Called for each warning (e.g. a value_info type that contradicts the
+ * inferred one). The message is only valid during the call. */
+typedef void (*o2m_warning_fn)(void *user, const char *message);
+
+/* A diagnostic record filled by the library. Zero-initialise it; set
+ * `warn` to receive warnings (NULL drops them). */
+typedef struct o2m_diag {
+  o2m_status status;
+  char message[2048];
+  o2m_warning_fn warn;
+  void *warn_user;
+} o2m_diag;
+
+/* A short English name of a status ("parse error", ...); static storage. */
+const char *o2m_status_name(o2m_status status);
+
+/* ---- Models ------------------------------------------------------------ */
+
+typedef struct o2m_model o2m_model; /* a loaded, linked, type-inferred model */
+
+typedef struct o2m_load_options {
+  const char *data_dir; /* where external data lives; NULL: the model's dir */
+  int skip_inference;   /* non-zero: read and link only */
+} o2m_load_options;
+
+/* Maps the file at `path`, decodes it, inlines model-local functions,
+ * checks the graph and infers every value's type. `options` may be NULL.
+ * On success *out owns the mapping and everything decoded from it. */
+o2m_status o2m_model_load(const char *path, const o2m_load_options *options,
+                          o2m_model **out, o2m_diag *diag);
+
+/* Same, from bytes in memory (borrowed: they must outlive the model).
+ * `base_dir` resolves external data; NULL refuses external data. */
+o2m_status o2m_model_load_bytes(const void *bytes, size_t size,
+                                const char *name_for_messages,
+                                const char *base_dir,
+                                const o2m_load_options *options,
+                                o2m_model **out, o2m_diag *diag);
+
+void o2m_model_free(o2m_model *model);
+
+enum {
+  O2M_INFO_TYPES = 1 /* also list every value with its inferred type */
+};
+
+/* Writes the human-readable summary that `onnx2mlir info` prints: IR
+ * version, opsets, producer, inputs/outputs with types, node count, op
+ * histogram, parameters, per-target support. Never reads weight bytes. */
+o2m_status o2m_model_write_info(const o2m_model *model, unsigned flags,
+                                FILE *out, o2m_diag *diag);
+
+/* ---- Import to MLIR ---------------------------------------------------- */
+
+typedef enum o2m_target {
+  O2M_TARGET_TORCH = 0, /* torch-mlir's ONNX import form */
+  O2M_TARGET_ONNX,
+  O2M_TARGET_LINALG,
+  O2M_TARGET_TOSA,
+  O2M_TARGET_STABLEHLO
+} o2m_target;
+
+/* Parses "torch", "linalg", ...; returns -1 for an unknown name. */
+int o2m_target_from_name(const char *name);
+const char *o2m_target_name(o2m_target target);
+
+/* Progress callback: `done` of `total` nodes emitted. */
+typedef void (*o2m_progress_fn)(void *user, size_t done, size_t total);
+
+typedef struct o2m_import_options {
+  o2m_target target;
+  int bytecode; /* non-zero: MLIR bytecode instead of text */
+  o2m_progress_fn progress;
+  void *progress_user;
+} o2m_import_options;
+
+/* Emits the model as MLIR and writes it to `out`. */
+o2m_status o2m_model_import(const o2m_model *model,
+                            const o2m_import_options *options, FILE *out,
+                            o2m_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONNX2MLIR_H */

@@ -1,0 +1,41 @@
+/* import.c - o2m_model_import: the dispatch from a target to its emitter.
+ *
+ * Owns: the table from import target to emitter. A target whose emitter
+ * does not exist yet has a NULL row and is refused with a clear message.
+ * Target names live in src/core/target.c (the CLI needs them without MLIR).
+ */
+#include "emit/emit.h"
+#include "util/diag.h"
+
+typedef o2m_status (*o2m_emit_fn)(const o2m_model *model,
+                                  const o2m_import_options *options, FILE *out,
+                                  o2m_diag *diag);
+
+/* NULL: not implemented yet. */
+static const o2m_emit_fn emitters[] = {
+    [O2M_TARGET_TORCH] = o2m_emit_torch,
+    [O2M_TARGET_ONNX] = NULL,
+    [O2M_TARGET_LINALG] = NULL,
+    [O2M_TARGET_TOSA] = NULL,
+    [O2M_TARGET_STABLEHLO] = NULL,
+};
+
+enum { TARGET_COUNT = sizeof(emitters) / sizeof(emitters[0]) };
+
+o2m_status o2m_model_import(const o2m_model *model,
+                            const o2m_import_options *options, FILE *out,
+                            o2m_diag *diag) {
+  static const o2m_import_options defaults = {O2M_TARGET_TORCH};
+  if (!options) options = &defaults;
+  if ((unsigned)options->target >= TARGET_COUNT)
+    return o2m_fail(diag, O2M_ERR_USAGE, "unknown import target %d",
+                    (int)options->target);
+  o2m_emit_fn emit = emitters[options->target];
+  if (!emit)
+    return o2m_fail(diag, O2M_ERR_UNSUPPORTED,
+                    "target %s is not implemented yet",
+                    o2m_target_name(options->target));
+  if (!model || !out)
+    return o2m_fail(diag, O2M_ERR_USAGE, "o2m_model_import: no model or output");
+  return emit(model, options, out, diag);
+}

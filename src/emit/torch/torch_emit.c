@@ -1,0 +1,153 @@
+/* torch_emit.c - o2m_emit_torch: the torch-form emitter's entry point.
+ *
+ * Owns: the MLIR context of one emission (unregistered dialects allowed,
+ * only func loaded, MLIR's diagnostics captured instead of printed), the
+ * module, its verification and its output: text (nothing elided, so the
+ * dense_resource blobs round-trip) or MLIR bytecode. The module and its
+ * context are destroyed before returning; blobs view the model's bytes,
+ * which the caller keeps alive for the whole call.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/Diagnostics.h>
+#include <mlir-c/Dialect/Func.h>
+
+#include "emit/torch/torch_internal.h"
+#include "util/diag.h"
+
+MlirStringRef torch_str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+o2m_status torch_fail(o2m_torch *em, o2m_status status, const char *fmt, ...) {
+  char reason[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof(reason), fmt, ap);
+  va_end(ap);
+  const char *path = em->model->path ? em->model->path : "<model>";
+  return o2m_fail(em->diag, status, "%s: %s", path, reason);
+}
+
+o2m_status torch_node_fail(o2m_torch *em, const o2m_node *node,
+                           o2m_status status, const char *fmt, ...) {
+  char reason[1024], who[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof(reason), fmt, ap);
+  va_end(ap);
+  if (node->name[0])
+    snprintf(who, sizeof(who), "node '%s'", node->name);
+  else
+    snprintf(who, sizeof(who), "unnamed node %d", node->index);
+  return torch_fail(em, status, "graph '%s': %s (%s, domain '%s', opset %lld): %s",
+                    node->graph ? node->graph->name : "", who, node->op_type,
+                    node->domain[0] ? node->domain : "ai.onnx",
+                    (long long)node->opset, reason);
+}
+
+/* ---- MLIR diagnostics -------------------------------------------------- */
+
+typedef struct text_sink {
+  char *buf;
+  size_t cap, len;
+} text_sink;
+
+static void append_to_sink(MlirStringRef s, void *user) {
+  text_sink *sink = user;
+  size_t room = sink->cap - 1 - sink->len;
+  size_t n = s.length < room ? s.length : room;
+  memcpy(sink->buf + sink->len, s.data, n);
+  sink->len += n;
+  sink->buf[sink->len] = '\0';
+}
+
+/* Keeps the first error as "location: message"; swallows the rest so that
+ * nothing reaches stderr. */
+static MlirLogicalResult capture_diagnostic(MlirDiagnostic d, void *user) {
+  o2m_torch *em = user;
+  if (mlirDiagnosticGetSeverity(d) == MlirDiagnosticError &&
+      !em->mlir_error[0]) {
+    text_sink sink = {em->mlir_error, sizeof(em->mlir_error), 0};
+    mlirLocationPrint(mlirDiagnosticGetLocation(d), append_to_sink, &sink);
+    append_to_sink(torch_str(": "), &sink);
+    mlirDiagnosticPrint(d, append_to_sink, &sink);
+  }
+  return mlirLogicalResultSuccess();
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+typedef struct file_sink {
+  FILE *out;
+  int failed;
+} file_sink;
+
+static void write_to_file(MlirStringRef s, void *user) {
+  file_sink *sink = user;
+  if (!sink->failed && s.length && fwrite(s.data, 1, s.length, sink->out) != s.length)
+    sink->failed = 1;
+}
+
+static o2m_status write_module(o2m_torch *em, MlirOperation module, FILE *out) {
+  file_sink sink = {out, 0};
+  if (em->options->bytecode) {
+    mlirOperationWriteBytecode(module, write_to_file, &sink);
+  } else {
+    MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+    mlirOpPrintingFlagsAssumeVerified(flags); /* verified just before */
+    mlirOperationPrintWithFlags(module, flags, write_to_file, &sink);
+    mlirOpPrintingFlagsDestroy(flags);
+    write_to_file(torch_str("\n"), &sink);
+  }
+  if (sink.failed || fflush(out) != 0 || ferror(out))
+    return torch_fail(em, O2M_ERR_IO, "writing the MLIR output failed");
+  return O2M_OK;
+}
+
+/* ---- entry ------------------------------------------------------------- */
+
+static o2m_status init_context(o2m_torch *em) {
+  em->ctx = mlirContextCreateWithThreading(false);
+  mlirContextSetAllowUnregisteredDialects(em->ctx, true);
+  mlirContextAttachDiagnosticHandler(em->ctx, capture_diagnostic, em, NULL);
+  MlirDialectHandle func = mlirGetDialectHandle__func__();
+  mlirDialectHandleRegisterDialect(func, em->ctx);
+  mlirDialectHandleLoadDialect(func, em->ctx);
+  em->unknown_loc = mlirLocationUnknownGet(em->ctx);
+  em->si64_type = mlirIntegerTypeSignedGet(em->ctx, 64);
+  em->f32_type = mlirF32TypeGet(em->ctx);
+  em->name_id = mlirIdentifierGet(em->ctx, torch_str("name"));
+  em->none_type = torch_parse_type(em, "!torch.none");
+  if (mlirTypeIsNull(em->none_type))
+    return torch_fail(em, O2M_ERR_INTERNAL,
+                    "MLIR cannot parse !torch.none: %s", em->mlir_error);
+  return O2M_OK;
+}
+
+o2m_status o2m_emit_torch(const o2m_model *model,
+                          const o2m_import_options *options, FILE *out,
+                          o2m_diag *diag) {
+  static const o2m_import_options defaults = {O2M_TARGET_TORCH};
+  if (!model || !model->graph || !out)
+    return o2m_fail(diag, O2M_ERR_USAGE, "o2m_emit_torch: no model or output");
+  o2m_torch em = {.model = model, .options = options ? options : &defaults,
+                  .diag = diag};
+  em.nodes_total = torch_count_nodes(model->graph);
+  o2m_status status = init_context(&em);
+  MlirModule module = mlirModuleCreateEmpty(em.unknown_loc);
+  if (status == O2M_OK)
+    status = torch_emit_main_function(&em, mlirModuleGetBody(module));
+  MlirOperation module_op = mlirModuleGetOperation(module);
+  if (status == O2M_OK && !mlirOperationVerify(module_op))
+    status = torch_fail(&em, O2M_ERR_INTERNAL,
+                      "the emitted torch-form module does not verify: %s",
+                      em.mlir_error);
+  if (status == O2M_OK) status = write_module(&em, module_op, out);
+  mlirModuleDestroy(module);
+  torch_values_free(&em.values);
+  o2m_arena_free(&em.arena);
+  mlirContextDestroy(em.ctx);
+  return status;
+}

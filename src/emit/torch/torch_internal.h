@@ -1,0 +1,131 @@
+/* torch_internal.h - what the files of the torch-form emitter share.
+ *
+ * Owns: the emitter state (one per o2m_emit_torch call) and the functions
+ * the torch_*.c files call in one another. Nothing here is public: the
+ * entry point is o2m_emit_torch in emit/emit.h.
+ *
+ * Files:
+ *   torch_emit.c     entry: context, module, verification, text/bytecode
+ *   torch_graph.c    func.func, blocks, nodes, regions, none, terminators
+ *   torch_values.c   o2m_value -> MlirValue map
+ *   torch_types.c    ONNX types -> torch types (text, parsed and cached)
+ *   torch_tensors.c  tensors -> dense_resource / dense / sparse attributes
+ *   torch_attrs.c    node attributes -> torch.onnx.<name> attributes
+ *
+ * Errors: every function that can fail fills em->diag through o2m_fail
+ * (first error wins) and returns a status or a null MLIR handle.
+ */
+#ifndef O2M_TORCH_INTERNAL_H
+#define O2M_TORCH_INTERNAL_H
+
+#include <mlir-c/IR.h>
+
+#include "emit/emit.h"
+#include "ir/ir.h"
+#include "util/arena.h"
+#include "util/strmap.h"
+
+/* Open addressing from o2m_value* to the MlirValue that defines it. */
+typedef struct torch_value_slot {
+  const o2m_value *key;
+  MlirValue value;
+} torch_value_slot;
+
+typedef struct torch_value_map {
+  torch_value_slot *slots;
+  size_t cap, count;
+} torch_value_map;
+
+typedef struct o2m_torch {
+  const o2m_model *model;
+  const o2m_import_options *options;
+  o2m_diag *diag;
+  MlirContext ctx;
+  MlirLocation unknown_loc;
+  o2m_arena arena; /* emitter-lifetime scratch: cache keys, names */
+
+  o2m_strmap type_cache;             /* type text -> MlirType.ptr */
+  MlirType elem_types[O2M_DT_COUNT]; /* builtin element types, lazily */
+  MlirType none_type, si64_type, f32_type;
+  MlirIdentifier name_id; /* "name", the op-name attribute of torch.operator */
+
+  torch_value_map values;
+
+  size_t nodes_done, nodes_total;
+  char mlir_error[1024]; /* first error diagnostic MLIR reported */
+} o2m_torch;
+
+/* ---- torch_values.c ---------------------------------------------------- */
+
+/* Records the definition of `value`; -1 when out of memory. */
+int torch_values_put(torch_value_map *map, const o2m_value *value,
+                     MlirValue def);
+/* The definition of `value` (following outer references to the enclosing
+ * graph's value); a null MlirValue when none was recorded. */
+MlirValue torch_values_get(const torch_value_map *map, const o2m_value *value);
+void torch_values_free(torch_value_map *map);
+
+/* ---- torch_types.c ----------------------------------------------------- */
+
+/* The MLIR type of a value of ONNX type `type`, e.g.
+ * !torch.vtensor<[2,?],f32>. On failure returns a status and points *why at
+ * a static reason for the caller's message: O2M_ERR_UNSUPPORTED when the
+ * type is unknown or has no torch form, O2M_ERR_INTERNAL when MLIR rejects
+ * the type text (em->mlir_error says why), O2M_ERR_NOMEM. */
+o2m_status torch_type(o2m_torch *em, const o2m_type *type, MlirType *out,
+                      const char **why);
+/* The builtin element type of `dtype` (f32, si64, i1, !torch.str, ...);
+ * null for an unknown dtype. */
+MlirType torch_element_type(o2m_torch *em, o2m_dtype dtype);
+/* tensor<d0 x d1 x elem>, the type of a tensor's value attribute. */
+MlirType torch_builtin_tensor_type(o2m_torch *em, o2m_dtype dtype, int rank,
+                                   const int64_t *dims);
+/* Parses `text` once per emitter and caches it; null on a parse error. */
+MlirType torch_parse_type(o2m_torch *em, const char *text);
+
+/* ---- torch_tensors.c --------------------------------------------------- */
+
+/* The value attribute of `tensor`: dense_resource over its bytes (no
+ * copy), dense for typed-field and string data, dense<> when empty.
+ * `fallback_name` names the blob when the tensor has no name. Failures as
+ * for torch_type: a status and a static reason in *why. */
+o2m_status torch_tensor_attr(o2m_torch *em, const o2m_tensor *tensor,
+                             const char *fallback_name, MlirAttribute *out,
+                             const char **why);
+/* A sparse tensor as a builtin sparse<indices, values> attribute. */
+o2m_status torch_sparse_attr(o2m_torch *em, const o2m_sparse_tensor *sparse,
+                             MlirAttribute *out, const char **why);
+
+/* ---- torch_attrs.c ----------------------------------------------------- */
+
+/* Adds every non-graph attribute of `node` to `state` as
+ * torch.onnx.<name>; O2M_OK or an error naming the node. */
+o2m_status torch_add_node_attrs(o2m_torch *em, const o2m_node *node,
+                                MlirOperationState *state);
+/* The subgraphs of `node` in region order (attribute names sorted, the
+ * graphs of a GRAPHS attribute in list order). Returns the count; `out`
+ * (may be NULL) receives up to `cap` graphs. */
+int torch_node_regions(const o2m_node *node, o2m_graph **out, int cap);
+
+/* ---- torch_graph.c ----------------------------------------------------- */
+
+/* Builds func.func @<graph name> for the model's main graph at the end of
+ * `module_body`. */
+o2m_status torch_emit_main_function(o2m_torch *em, MlirBlock module_body);
+/* The number of nodes in `graph` and all its subgraphs (for progress). */
+size_t torch_count_nodes(const o2m_graph *graph);
+
+/* ---- shared helpers (torch_emit.c) ------------------------------------- */
+
+/* Fails with `status` and the message "<model path>: <fmt ...>". */
+o2m_status torch_fail(o2m_torch *em, o2m_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Same, naming the node: "<path>: graph 'G': node 'N' (Op, domain 'D',
+ * opset V): <fmt ...>". */
+o2m_status torch_node_fail(o2m_torch *em, const o2m_node *node,
+                           o2m_status status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A string reference to a NUL-terminated string. */
+MlirStringRef torch_str(const char *s);
+
+#endif

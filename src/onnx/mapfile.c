@@ -1,0 +1,59 @@
+/* mapfile.c - read-only file mappings for models and external data.
+ * An empty file maps to size 0 without calling mmap; anything that is not
+ * a regular file is refused. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "onnx/reader.h"
+#include "util/diag.h"
+
+static o2m_status io_fail(o2m_diag *diag, const char *path, const char *what,
+                          int err) {
+  return o2m_fail(diag, O2M_ERR_IO, "%s: cannot %s: %s", path, what,
+                  strerror(err));
+}
+
+o2m_status o2m_map_file(const char *path, o2m_mapping *out, o2m_diag *diag) {
+  out->addr = NULL;
+  out->size = 0;
+  out->path = path;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_fail(diag, path, "open", errno);
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    int err = errno;
+    close(fd);
+    return io_fail(diag, path, "stat", err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return o2m_fail(diag, O2M_ERR_IO, "%s: not a regular file", path);
+  }
+  if ((uint64_t)st.st_size > SIZE_MAX) {
+    close(fd);
+    return o2m_fail(diag, O2M_ERR_IO, "%s: too large to map", path);
+  }
+  size_t size = (size_t)st.st_size;
+  if (size == 0) {
+    close(fd);
+    return O2M_OK;
+  }
+  void *addr = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int err = errno;
+  close(fd);
+  if (addr == MAP_FAILED) return io_fail(diag, path, "map", err);
+  out->addr = addr;
+  out->size = size;
+  return O2M_OK;
+}
+
+void o2m_unmap_file(o2m_mapping *mapping) {
+  if (mapping->addr && mapping->size) munmap(mapping->addr, mapping->size);
+  mapping->addr = NULL;
+  mapping->size = 0;
+}

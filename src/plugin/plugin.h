@@ -1,0 +1,30 @@
+/* plugin.h - the interface of libonnx2mlir-mlir.so, the module holding
+ * everything that links MLIR.
+ *
+ * Owns: the one structure the plugin exports. The CLI dlopen()s the plugin
+ * only for commands that need MLIR, looks up the symbol
+ * O2M_PLUGIN_SYMBOL and checks `abi` before calling through it, so that
+ * commands like `info` never load libMLIR.so. Bump O2M_PLUGIN_ABI whenever
+ * this structure or the meaning of a member changes.
+ */
+#ifndef O2M_PLUGIN_H
+#define O2M_PLUGIN_H
+
+#include <stdio.h>
+
+#include "onnx2mlir.h"
+
+#define O2M_PLUGIN_ABI 1
+#define O2M_PLUGIN_SYMBOL "o2m_plugin_v1"
+
+struct o2m_plugin {
+  int abi; /* O2M_PLUGIN_ABI of the plugin's build */
+  /* o2m_model_import: emits the model for options->target into `out`. */
+  o2m_status (*import)(const o2m_model *model,
+                       const o2m_import_options *options, FILE *out,
+                       o2m_diag *diag);
+};
+
+extern const struct o2m_plugin o2m_plugin_v1;
+
+#endif

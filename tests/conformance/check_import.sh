@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# check_import.sh - imports every model of the ONNX test suites to the torch
+# form and checks that mlir-opt-22 parses the output. Compares the passing
+# set with tests/conformance/torch-import.pass (a ratchet: a listed test that
+# fails is a regression). Prints a line per failure with its reason class,
+# then "N passed, N failed, N skipped".
+#   usage: check_import.sh BUILD_DIR [--update]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:?usage: check_import.sh BUILD_DIR [--update]}" && pwd)
+update=${2:-}
+passfile="$here/torch-import.pass"
+mlir_opt=${MLIR_OPT:-/usr/lib/llvm-22/bin/mlir-opt}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+suites=()
+[ -d "$here/../../../shared/onnx-node-tests" ] && suites+=("node-tests=$here/../../../shared/onnx-node-tests")
+for s in node pytorch-converted pytorch-operator simple; do
+  [ -d "/usr/share/libonnx-testdata/data/$s" ] && suites+=("libonnx-$s=/usr/share/libonnx-testdata/data/$s")
+done
+[ -d "$here/../../../shared/onnx-node-tests" ] || echo "note: ../shared/onnx-node-tests is absent; checking the Debian suites only"
+
+for entry in "${suites[@]}"; do
+  label=${entry%%=*}
+  dir=${entry#*=}
+  for m in "$dir"/*/model.onnx; do
+    t=$(basename "$(dirname "$m")")
+    printf '%s\t%s\n' "$label/$t" "$m"
+  done
+done > "$work/list"
+
+check_one() {
+  local name=$1 model=$2 out="$work/$(echo "$1" | tr / _)"
+  if ! timeout 120 "$build/onnx2mlir" import "$model" -o "$out.mlir" 2>"$out.err"; then
+    printf 'FAIL %s import: %s\n' "$name" "$(grep -m1 error "$out.err" | cut -c1-300)"
+  elif ! timeout 120 "$mlir_opt" --allow-unregistered-dialect "$out.mlir" -o /dev/null 2>"$out.err"; then
+    printf 'FAIL %s verify: %s\n' "$name" "$(head -c 300 "$out.err" | tr '\n' ' ')"
+  else
+    printf 'PASS %s\n' "$name"
+  fi
+  rm -f "$out.mlir" "$out.err"
+}
+export -f check_one
+export build work mlir_opt
+
+jobs=${JOBS:-$(nproc)}
+tr '\t' '\n' < "$work/list" | xargs -d '\n' -n 2 -P "$jobs" bash -c 'check_one "$0" "$1"' > "$work/results"
+
+grep '^PASS ' "$work/results" | cut -d' ' -f2 | sort > "$work/passed"
+grep '^FAIL ' "$work/results" | sort
+total=$(wc -l < "$work/list")
+passed=$(wc -l < "$work/passed")
+regressions=0
+if [ -f "$passfile" ]; then
+  # only tests whose suite is present can regress
+  present=$(cut -f1 "$work/list" | sort)
+  comm -12 <(sort "$passfile") <(echo "$present") | comm -23 - "$work/passed" > "$work/regressed"
+  regressions=$(wc -l < "$work/regressed")
+  if [ "$regressions" -gt 0 ]; then
+    echo "REGRESSIONS (listed in torch-import.pass but failing):"
+    sed 's/^/  /' "$work/regressed"
+  fi
+  new=$(comm -13 <(sort "$passfile") "$work/passed" | wc -l)
+  [ "$new" -gt 0 ] && echo "note: $new tests pass that torch-import.pass does not list (run with --update)"
+fi
+if [ "$update" = "--update" ]; then
+  { [ -f "$passfile" ] && cat "$passfile"; cat "$work/passed"; } | sort -u > "$passfile.new"
+  mv "$passfile.new" "$passfile"
+fi
+echo "torch import: $passed passed, $((total - passed)) failed, 0 skipped"
+[ "$regressions" -eq 0 ]

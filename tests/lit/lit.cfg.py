@@ -1,0 +1,22 @@
+# lit configuration for onnx2mlir's FileCheck tests of emitted MLIR.
+# Run: lit -v tests/lit --param build=BUILD_DIR
+import os
+
+import lit.formats
+
+config.name = "onnx2mlir"
+config.test_format = lit.formats.ShTest(True)
+config.suffixes = [".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["inputs", "lit.cfg.py"]
+
+build = os.path.abspath(lit_config.params.get("build", "build"))
+llvm_bin = lit_config.params.get("llvm_bin", "/usr/lib/llvm-22/bin")
+config.environment["PATH"] = os.pathsep.join([build, llvm_bin, os.environ.get("PATH", "")])
+for var in ("HOME", "TMPDIR"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+# %{status} CMD...: runs CMD, then prints "exit=<status>", so that a test can
+# check the exact exit status (1: bad model, 2: bad usage) with FileCheck.
+config.substitutions.append(("%{status}", os.path.join(config.test_source_root, "run_status.sh")))

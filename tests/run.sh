@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# run.sh - builds onnx2mlir and runs every test suite:
+#   unit     C unit tests (ctest)
+#   asan     the unit tests again under AddressSanitizer + UBSan
+#   lit      FileCheck tests of emitted MLIR (tests/lit)
+#   import   every ONNX test-suite model imported and parsed by mlir-opt-22,
+#            against the ratchet tests/conformance/torch-import.pass
+#   fuzz     a libFuzzer run of the reader+importer (seconds: $FUZZ_SECONDS,
+#            default 60; 0 skips it)
+# Ends with "N passed, N failed" over all suites; exits non-zero on failure.
+set -u
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build}
+jobs=$(nproc)
+passed=0
+failed=0
+count() { # count NAME PASSED FAILED
+  echo "== $1: $2 passed, $3 failed"
+  passed=$((passed + $2))
+  failed=$((failed + $3))
+}
+
+echo "== building ($build)"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.cmake.log" 2>&1 &&
+  cmake --build "$build" -j"$jobs" > "$build.build.log" 2>&1 || {
+  tail -n 40 "$build.cmake.log" "$build.build.log" 2>/dev/null
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+run_ctest() { # run_ctest BUILD LABEL
+  local log="$1.ctest.log"
+  ctest --test-dir "$1" --output-on-failure -j"$jobs" > "$log" 2>&1
+  local total fail
+  total=$(grep -c 'Test #' "$log")
+  fail=$(grep -c '\*\*\*Failed\|Exception\|Not Run' "$log")
+  [ "$fail" -gt 0 ] && grep -A30 '\*\*\*Failed\|Exception' "$log" | head -80
+  count "$2" $((total - fail)) "$fail"
+}
+run_ctest "$build" unit
+
+asan_build="$build-asan"
+if cmake -S . -B "$asan_build" -DO2M_SANITIZE=ON -DO2M_WITH_MLIR=OFF > "$asan_build.cmake.log" 2>&1 &&
+   cmake --build "$asan_build" -j"$jobs" > "$asan_build.build.log" 2>&1; then
+  run_ctest "$asan_build" asan
+else
+  tail -n 30 "$asan_build.build.log"
+  count asan 0 1
+fi
+
+lit_log="$build.lit.log"
+/usr/lib/llvm-22/bin/lit -sv tests/lit --param build="$(pwd)/$build" > "$lit_log" 2>&1
+grep -E '^(FAIL|UNRESOLVED|XPASS):' "$lit_log"
+lit_pass=$(grep -oE 'Passed *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' || echo 0)
+lit_fail=$(grep -oE '(Failed|Unresolved|Unexpectedly Passed) *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' | paste -sd+ | bc 2>/dev/null)
+count lit "${lit_pass:-0}" "${lit_fail:-0}"
+
+import_log="$build.import.log"
+tests/conformance/check_import.sh "$build" > "$import_log" 2>&1
+import_rc=$?
+grep -E '^(REGRESSIONS|  |note:)' "$import_log" | head -50
+summary=$(tail -n 1 "$import_log")
+echo "   ($summary; the failures are in $import_log)"
+regressed=$(sed -n '/^REGRESSIONS/,$p' "$import_log" | grep -c '^  ')
+listed=$(wc -l < tests/conformance/torch-import.pass)
+[ "$import_rc" -ne 0 ] && [ "$regressed" -eq 0 ] && regressed=1
+count "import (ratchet of $listed)" $((listed - regressed)) "$regressed"
+
+fuzz_seconds=${FUZZ_SECONDS:-60}
+if [ "$fuzz_seconds" -gt 0 ]; then
+  tests/fuzz/run_fuzz.sh "$fuzz_seconds" > "$build.fuzz.log" 2>&1
+  if [ $? -eq 0 ]; then count fuzz 1 0; else tail -n 40 "$build.fuzz.log"; count fuzz 0 1; fi
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,33 @@
+/* cli.h - what the CLI's command files share: reporting, option parsing
+ * helpers and the loading of the MLIR plugin. The CLI is thin: it parses
+ * flags, calls the library and turns statuses into exit codes (0 ok, 1 bad
+ * or unsupported model/data, 2 bad usage). */
+#ifndef O2M_CLI_H
+#define O2M_CLI_H
+
+#include "onnx2mlir.h"
+
+enum { EXIT_OK = 0, EXIT_MODEL = 1, EXIT_USAGE = 2 };
+
+/* Prints "onnx2mlir: error: ..." and returns the exit code for `status`. */
+int cli_report(const o2m_diag *diag);
+/* Prints a usage error plus a hint to `--help` and returns EXIT_USAGE. */
+int cli_usage_error(const char *command, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A diag whose warnings go to stderr. */
+o2m_diag cli_diag(void);
+/* Non-zero when argv[i] is `name` and takes a value; sets *value and
+ * advances *i. Supports "--name VALUE" and "--name=VALUE". */
+int cli_flag_value(int argc, char **argv, int *i, const char *name, const char **value);
+int cli_is_help(const char *arg);
+
+/* The MLIR side, loaded on demand from libonnx2mlir-mlir.so. */
+typedef o2m_status (*cli_import_fn)(const o2m_model *, const o2m_import_options *,
+                                    FILE *, o2m_diag *);
+/* Loads the plugin; on failure fills diag and returns NULL. */
+cli_import_fn cli_load_import(o2m_diag *diag);
+
+int cmd_info(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+
+#endif

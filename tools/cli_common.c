@@ -1,0 +1,54 @@
+/* cli_common.c - reporting and flag helpers shared by the CLI commands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_report(const o2m_diag *diag) {
+  fprintf(stderr, "onnx2mlir: error: %s\n", diag->message[0] ? diag->message : o2m_status_name(diag->status));
+  return diag->status == O2M_ERR_USAGE ? EXIT_USAGE : EXIT_MODEL;
+}
+
+int cli_usage_error(const char *command, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "onnx2mlir: error: ");
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nTry 'onnx2mlir %s%s--help'.\n", command ? command : "", command ? " " : "");
+  return EXIT_USAGE;
+}
+
+static void warn_to_stderr(void *user, const char *message) {
+  (void)user;
+  fprintf(stderr, "onnx2mlir: warning: %s\n", message);
+}
+
+o2m_diag cli_diag(void) {
+  o2m_diag d;
+  memset(&d, 0, sizeof(d));
+  d.warn = warn_to_stderr;
+  return d;
+}
+
+int cli_flag_value(int argc, char **argv, int *i, const char *name, const char **value) {
+  const char *arg = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(arg, name, n) != 0) return 0;
+  if (arg[n] == '=') {
+    *value = arg + n + 1;
+    return 1;
+  }
+  if (arg[n] != 0) return 0;
+  if (*i + 1 >= argc) {
+    *value = NULL;
+    return 1;
+  }
+  *value = argv[++*i];
+  return 1;
+}
+
+int cli_is_help(const char *arg) {
+  return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}

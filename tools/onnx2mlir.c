@@ -1,0 +1,46 @@
+/* onnx2mlir.c - the command-line entry: dispatches to one command per file
+ * (cmd_*.c). Thin by design: parsing and exit codes only. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} command;
+
+static const command commands[] = {
+    {"import", cmd_import, "emit a model as MLIR (torch-mlir's ONNX form by default)"},
+    {"info", cmd_info, "summarise a model: opsets, I/O types, ops, parameters"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: onnx2mlir COMMAND [ARGS]\n"
+          "       onnx2mlir --version | --help\n\n"
+          "Imports ONNX models into MLIR.\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\n'onnx2mlir COMMAND --help' describes a command.\n"
+               "Exit status: 0 success, 1 bad or unsupported model or data, 2 bad usage.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return EXIT_USAGE;
+  }
+  if (cli_is_help(argv[1])) {
+    usage(stdout);
+    return EXIT_OK;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("onnx2mlir %s\n", O2M_VERSION_STRING);
+    return EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+  return cli_usage_error(NULL, "unknown command '%s'", argv[1]);
+}
