@@ -108,8 +108,12 @@ typedef struct o2m_import_options {
   void *progress_user;
 } o2m_import_options;
 
-/* Emits the model as MLIR and writes it to `out`. */
-o2m_status o2m_model_import(const o2m_model *model,
+/* Emits the model as MLIR and writes it to `out`. The torch and onnx
+ * forms emit the ops as written; the lowering targets (linalg, tosa,
+ * stablehlo) first rewrite the model in place to the core op set
+ * (normalization, decomposition), so emit those forms last or from a
+ * fresh load. */
+o2m_status o2m_model_import(o2m_model *model,
                             const o2m_import_options *options, FILE *out,
                             o2m_diag *diag);
 

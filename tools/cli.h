@@ -22,12 +22,18 @@ int cli_flag_value(int argc, char **argv, int *i, const char *name, const char *
 int cli_is_help(const char *arg);
 
 /* The MLIR side, loaded on demand from libonnx2mlir-mlir.so. */
-typedef o2m_status (*cli_import_fn)(const o2m_model *, const o2m_import_options *,
+typedef o2m_status (*cli_import_fn)(o2m_model *, const o2m_import_options *,
                                     FILE *, o2m_diag *);
 /* Loads the plugin; on failure fills diag and returns NULL. */
 cli_import_fn cli_load_import(o2m_diag *diag);
+struct o2m_plugin;
+/* Loads the plugin and returns its whole table (plugin/plugin.h); on
+ * failure fills diag and returns NULL. */
+const struct o2m_plugin *cli_load_plugin(o2m_diag *diag);
 
 int cmd_info(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_test(int argc, char **argv);
 
 #endif

@@ -42,17 +42,22 @@ static void *open_plugin(char *errors, size_t cap) {
   return try_open(O2M_PLUGIN_BUILD_PATH, errors, cap);
 }
 
-cli_import_fn cli_load_import(o2m_diag *diag) {
+const struct o2m_plugin *cli_load_plugin(o2m_diag *diag) {
   char errors[2048] = "";
   void *h = open_plugin(errors, sizeof(errors));
   if (!h) {
     o2m_fail(diag, O2M_ERR_IO, "cannot load the MLIR emitters (libonnx2mlir-mlir.so):%s", errors);
     return NULL;
   }
-  const struct o2m_plugin *p = dlsym(h, "o2m_plugin_v1");
+  const struct o2m_plugin *p = dlsym(h, O2M_PLUGIN_SYMBOL);
   if (!p || p->abi != O2M_PLUGIN_ABI) {
     o2m_fail(diag, O2M_ERR_IO, "libonnx2mlir-mlir.so does not match this onnx2mlir (ABI)");
     return NULL;
   }
-  return p->import;
+  return p;
+}
+
+cli_import_fn cli_load_import(o2m_diag *diag) {
+  const struct o2m_plugin *p = cli_load_plugin(diag);
+  return p ? p->import : NULL;
 }

@@ -1,8 +1,9 @@
 /* emit.h - the MLIR emitters, one per target.
  *
  * Owns: the entry point of each emitter. Emitters read a loaded, linked and
- * inferred model (they never change it) and write MLIR text or bytecode
- * to a FILE through the MLIR C API. They are the only code, with
+ * inferred model and write MLIR text or bytecode to a FILE through the
+ * MLIR C API; the lowering emitters first rewrite the model to the core
+ * form. They are the only code, with
  * src/exec, that links against MLIR.
  */
 #ifndef O2M_EMIT_H
@@ -10,11 +11,26 @@
 
 #include <stdio.h>
 
+#include <mlir-c/IR.h>
+
 #include "ir/ir.h"
 
 /* torch-mlir's ONNX import form, as DESIGN.md section 4 specifies. */
 o2m_status o2m_emit_torch(const o2m_model *model,
                           const o2m_import_options *options, FILE *out,
                           o2m_diag *diag);
+
+/* Linalg-on-tensors (+ tensor/arith/math/scf). Rewrites the model to the
+ * core form first (src/transform), so the model is changed. */
+o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
+                           FILE *out, o2m_diag *diag);
+
+/* Builds the Linalg module in `mc` (whose dialects it loads) without
+ * printing it: `func.func @main` takes the runtime inputs and returns the
+ * graph outputs, with llvm.emit_c_interface. copy_weights non-zero puts
+ * weights in dense attributes instead of zero-copy resource blobs. */
+o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc,
+                                  int copy_weights, MlirModule *out,
+                                  o2m_diag *diag);
 
 #endif

@@ -7,22 +7,27 @@
 #include "emit/emit.h"
 #include "util/diag.h"
 
-typedef o2m_status (*o2m_emit_fn)(const o2m_model *model,
+typedef o2m_status (*o2m_emit_fn)(o2m_model *model,
                                   const o2m_import_options *options, FILE *out,
                                   o2m_diag *diag);
 
+static o2m_status emit_torch(o2m_model *model, const o2m_import_options *options,
+                            FILE *out, o2m_diag *diag) {
+  return o2m_emit_torch(model, options, out, diag);
+}
+
 /* NULL: not implemented yet. */
 static const o2m_emit_fn emitters[] = {
-    [O2M_TARGET_TORCH] = o2m_emit_torch,
+    [O2M_TARGET_TORCH] = emit_torch,
     [O2M_TARGET_ONNX] = NULL,
-    [O2M_TARGET_LINALG] = NULL,
+    [O2M_TARGET_LINALG] = o2m_emit_linalg,
     [O2M_TARGET_TOSA] = NULL,
     [O2M_TARGET_STABLEHLO] = NULL,
 };
 
 enum { TARGET_COUNT = sizeof(emitters) / sizeof(emitters[0]) };
 
-o2m_status o2m_model_import(const o2m_model *model,
+o2m_status o2m_model_import(o2m_model *model,
                             const o2m_import_options *options, FILE *out,
                             o2m_diag *diag) {
   static const o2m_import_options defaults = {O2M_TARGET_TORCH};

@@ -132,6 +132,12 @@ static o2m_status infer_node_subgraphs(o2m_model *model, o2m_node *n, o2m_diag *
 static o2m_status infer_node(o2m_model *model, o2m_graph *g, o2m_node *n,
                              o2m_diag *diag) {
   o2m_infer_ctx ctx = {model, &model->arena, diag, g, n, 0};
+  for (int i = 0; i < n->n_outputs; i++) /* a subgraph may be inferred twice */
+    if (n->outputs[i]) {
+      n->outputs[i]->known = NULL;
+      n->outputs[i]->shape_value = NULL;
+      n->outputs[i]->shape_value_len = 0;
+    }
   if (n->op && n->op->infer) {
     ctx.op_version = o2m_op_version(n->op, n->opset);
     o2m_status s = n->op->infer(&ctx);
@@ -147,6 +153,11 @@ static o2m_status infer_node(o2m_model *model, o2m_graph *g, o2m_node *n,
     if (s) return s;
   }
   return O2M_OK;
+}
+
+o2m_status o2m_infer_node(o2m_model *model, o2m_graph *graph, o2m_node *node,
+                          o2m_diag *diag) {
+  return infer_node(model, graph, node, diag);
 }
 
 static void adopt_outer_values(o2m_graph *g) {

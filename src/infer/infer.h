@@ -41,6 +41,11 @@ struct o2m_infer_ctx {
  * every subgraph), then cross-checks declared value_info types. */
 o2m_status o2m_infer_model(o2m_model *model, o2m_diag *diag);
 
+/* Infers one node (its subgraphs too) whose inputs are typed: used by the
+ * rewriter for nodes it creates. */
+o2m_status o2m_infer_node(o2m_model *model, o2m_graph *graph, o2m_node *node,
+                          o2m_diag *diag);
+
 /* Infers a subgraph (If branch, Loop/Scan body, SequenceMap body) given
  * types for its inputs (`in_types[i]` may be NULL to keep the declared
  * type). Afterwards read g->output_values[i]->type. */

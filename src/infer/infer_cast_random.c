@@ -9,15 +9,6 @@
 #include "infer/infer_helpers.h"
 #include "infer/value_fold.h"
 
-static o2m_status check_tensor_input(o2m_infer_ctx *ctx, int i) {
-  if (!o2m_in_present(ctx, i))
-    return o2m_infer_error(ctx, "input %d is missing", i);
-  o2m_type_kind kind = o2m_in_type(ctx, i)->kind;
-  if (kind != O2M_TYPE_TENSOR && kind != O2M_TYPE_UNKNOWN)
-    return o2m_infer_error(ctx, "input %d is not a tensor", i);
-  return O2M_OK;
-}
-
 /* ---- Cast, CastLike ---------------------------------------------------- */
 
 /* Cast's `to`: a TensorProto.DataType number since opset 6; in opset 1 the
@@ -61,14 +52,14 @@ static o2m_status cast_to(o2m_infer_ctx *ctx, o2m_dtype to) {
 
 o2m_status o2m_infer_cast(o2m_infer_ctx *ctx) {
   o2m_dtype to = O2M_DT_UNDEFINED;
-  o2m_status s = check_tensor_input(ctx, 0);
+  o2m_status s = o2m_in_check_tensor(ctx, 0);
   if (!s) s = cast_target(ctx, &to);
   return s ? s : cast_to(ctx, to);
 }
 
 o2m_status o2m_infer_cast_like(o2m_infer_ctx *ctx) {
-  o2m_status s = check_tensor_input(ctx, 0);
-  if (!s) s = check_tensor_input(ctx, 1);
+  o2m_status s = o2m_in_check_tensor(ctx, 0);
+  if (!s) s = o2m_in_check_tensor(ctx, 1);
   return s ? s : cast_to(ctx, o2m_in_type(ctx, 1)->elem);
 }
 
@@ -77,7 +68,7 @@ o2m_status o2m_infer_cast_like(o2m_infer_ctx *ctx) {
 /* The same bytes read as `to`, which must have the input's bit width. */
 o2m_status o2m_infer_bitcast(o2m_infer_ctx *ctx) {
   o2m_dtype to = O2M_DT_UNDEFINED;
-  o2m_status s = check_tensor_input(ctx, 0);
+  o2m_status s = o2m_in_check_tensor(ctx, 0);
   if (!s) s = o2m_attr_dtype(ctx, "to", O2M_DT_UNDEFINED, &to);
   if (s) return s;
   const o2m_type *in = o2m_in_type(ctx, 0);
@@ -125,7 +116,7 @@ o2m_status o2m_infer_random(o2m_infer_ctx *ctx) {
  * `dtype` or else the input's element type. */
 o2m_status o2m_infer_random_like(o2m_infer_ctx *ctx) {
   o2m_dtype dtype = o2m_in_type(ctx, 0)->elem;
-  o2m_status s = check_tensor_input(ctx, 0);
+  o2m_status s = o2m_in_check_tensor(ctx, 0);
   if (!s && o2m_attr_get(ctx, "dtype"))
     s = o2m_attr_dtype(ctx, "dtype", O2M_DT_UNDEFINED, &dtype);
   if (s) return s;
@@ -137,7 +128,7 @@ o2m_status o2m_infer_random_like(o2m_infer_ctx *ctx) {
  * [batch_size, class_size] probabilities. */
 o2m_status o2m_infer_multinomial(o2m_infer_ctx *ctx) {
   o2m_dtype dtype = O2M_DT_UNDEFINED;
-  o2m_status s = check_tensor_input(ctx, 0);
+  o2m_status s = o2m_in_check_tensor(ctx, 0);
   if (!s) s = o2m_attr_dtype(ctx, "dtype", O2M_DT_INT32, &dtype);
   if (s) return s;
   if (dtype != O2M_DT_INT32 && dtype != O2M_DT_INT64)

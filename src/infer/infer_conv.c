@@ -73,8 +73,8 @@ static o2m_status window_ints(o2m_infer_ctx *ctx, const char *name, int count,
   *out = NULL;
   if (c < 0) return O2M_OK;
   if (c != count)
-    return o2m_infer_error(ctx, "attribute %s has %d values, expected %d",
-                           name, c, count);
+    return o2m_infer_error(ctx, "attribute %s has %d values, expected %d", name,
+                           c, count);
   for (int i = 0; i < c; i++)
     if (v[i] < min || v[i] > INT32_MAX)
       return o2m_infer_error(ctx, "attribute %s has value %lld out of range",
@@ -171,8 +171,8 @@ static o2m_status window_out(o2m_infer_ctx *ctx, const window *w, int i,
                            (long long)extent, i, (long long)in.size,
                            (long long)begin, (long long)end);
   int64_t size = span / stride + 1;
-  if (w->ceil_mode && span % stride) {
-    size++;
+  if (w->ceil_mode) {
+    if (span % stride) size++;
     if ((size - 1) * stride >= in.size + begin) size--;
   }
   *out = o2m_dim_known(size);
@@ -185,7 +185,7 @@ static o2m_status window_dims(o2m_infer_ctx *ctx, const window *w,
                               const o2m_type *x, const o2m_type *weight,
                               o2m_type *y) {
   for (int i = 0; i < w->n; i++) {
-    int64_t k = w->kernel ? w->kernel[i]
+    int64_t k = w->kernel                     ? w->kernel[i]
                 : weight && is_ranked(weight) ? weight->dims[2 + i].size
                                               : -1;
     if (k == 0) return o2m_infer_error(ctx, "kernel dim %d is 0", i);
@@ -201,8 +201,8 @@ static o2m_status window_dims(o2m_infer_ctx *ctx, const window *w,
 
 /* ---- convolutions ------------------------------------------------------ */
 
-/* Checks X (N, C, D1..Dn) against the weight's rank; `min_rank` is 3 for
- * every op here. */
+/* Checks that X is (N, C, D1..Dn) with n >= 1 and that a ranked weight
+ * (may be NULL) has X's rank. */
 static o2m_status check_data_rank(o2m_infer_ctx *ctx, const o2m_type *x,
                                   const o2m_type *weight) {
   if (x->rank < 3)
@@ -238,8 +238,10 @@ static o2m_status conv_shape(o2m_infer_ctx *ctx, int x_in, int w_in,
       (s = read_window(ctx, x->rank - 2, 1, 0, &win)) ||
       (s = read_group(ctx, &group)))
     return s;
+  int64_t channels;
   if (is_ranked(w) && x->dims[1].size >= 0 && w->dims[1].size >= 0 &&
-      x->dims[1].size != w->dims[1].size * group)
+      (__builtin_mul_overflow(w->dims[1].size, group, &channels) ||
+       x->dims[1].size != channels))
     return o2m_infer_error(ctx,
                            "input has %lld channels, weight expects %lld x "
                            "group %lld",
@@ -284,17 +286,19 @@ static o2m_status transpose_out(o2m_infer_ctx *ctx, const window *w, int i,
     begin = w->pads[i];
     end = w->pads[i + w->n];
   }
-  int64_t grow = out_pad + extent - 1 - begin - end; /* out - stride*(in-1) - 1 */
+  /* out = stride * (in - 1) + 1 + grow */
+  int64_t grow = out_pad + extent - 1 - begin - end;
   if (in.size < 0) {
     *out = stride == 1 && grow == 0 ? in : o2m_dim_fresh(ctx);
     return O2M_OK;
   }
   int64_t size;
-  if (in.size == 0 ||
-      __builtin_mul_overflow(stride, in.size - 1, &size) ||
+  if (in.size == 0 || __builtin_mul_overflow(stride, in.size - 1, &size) ||
       __builtin_add_overflow(size, grow + 1, &size) || size <= 0)
-    return o2m_infer_error(ctx, "output size of spatial axis %d is not "
-                           "positive or overflows", i);
+    return o2m_infer_error(ctx,
+                           "output size of spatial axis %d is not "
+                           "positive or overflows",
+                           i);
   *out = o2m_dim_known(size);
   return O2M_OK;
 }
@@ -318,8 +322,10 @@ o2m_status o2m_infer_conv_transpose(o2m_infer_ctx *ctx) {
   /* output_shape lists the spatial sizes, or (older exporters) all dims */
   int n_shape = o2m_attr_ints(ctx, "output_shape", &out_shape);
   if (n_shape >= 0 && n_shape != win.n && n_shape != win.n + 2)
-    return o2m_infer_error(ctx, "output_shape has %d values for %d spatial "
-                           "axes", n_shape, win.n);
+    return o2m_infer_error(ctx,
+                           "output_shape has %d values for %d spatial "
+                           "axes",
+                           n_shape, win.n);
   if (is_ranked(w) && x->dims[1].size >= 0 && w->dims[0].size >= 0 &&
       x->dims[1].size != w->dims[0].size)
     return o2m_infer_error(ctx, "input has %lld channels, weight has %lld",
@@ -337,7 +343,7 @@ o2m_status o2m_infer_conv_transpose(o2m_infer_ctx *ctx) {
       y->dims[2 + i] = o2m_dim_known(size);
       continue;
     }
-    int64_t k = win.kernel ? win.kernel[i]
+    int64_t k = win.kernel     ? win.kernel[i]
                 : is_ranked(w) ? w->dims[2 + i].size
                                : -1;
     if (k == 0) return o2m_infer_error(ctx, "kernel dim %d is 0", i);
@@ -461,8 +467,10 @@ o2m_status o2m_infer_max_unpool(o2m_infer_ctx *ctx) {
     if (in.size == 0 ||
         __builtin_mul_overflow(at_or(win.strides, i, 1), in.size - 1, &size) ||
         __builtin_add_overflow(size, win.kernel[i] - pads, &size) || size < 0)
-      return o2m_infer_error(ctx, "output size of spatial axis %d is "
-                             "negative or overflows", i);
+      return o2m_infer_error(ctx,
+                             "output size of spatial axis %d is "
+                             "negative or overflows",
+                             i);
     y->dims[2 + i] = o2m_dim_known(size);
   }
   return O2M_OK;
@@ -519,9 +527,10 @@ o2m_status o2m_infer_col2im(o2m_infer_ctx *ctx) {
   o2m_dim packed = dim_or_fresh(ctx, x, 1);
   if (block && packed.size >= 0) {
     if (packed.size % block_size)
-      return o2m_infer_error(ctx, "input dim 1 (%lld) is not a multiple of "
-                             "the block size %lld", (long long)packed.size,
-                             (long long)block_size);
+      return o2m_infer_error(ctx,
+                             "input dim 1 (%lld) is not a multiple of "
+                             "the block size %lld",
+                             (long long)packed.size, (long long)block_size);
     y->dims[1] = o2m_dim_known(packed.size / block_size);
   } else if (block && block_size == 1) {
     y->dims[1] = packed;
@@ -551,13 +560,14 @@ o2m_status o2m_infer_causal_conv(o2m_infer_ctx *ctx) {
                              i == 2 ? 3 : i, checks[i]->rank);
   if (is_ranked(w) && w->dims[2].size == 0)
     return o2m_infer_error(ctx, "kernel size is 0");
-  if (is_ranked(x)) o2m_out_set_type(ctx, 0, x);
-  else out_unranked(ctx, 0, x->elem);
+  if (is_ranked(x))
+    o2m_out_set_type(ctx, 0, x);
+  else
+    out_unranked(ctx, 0, x->elem);
   o2m_type *state = out_shaped(ctx, 1, x->elem, 3);
-  state->dims[0] = dim_either(dim_or_fresh(ctx, x, 0),
-                              dim_or_fresh(ctx, past, 0));
-  state->dims[1] = dim_either(dim_or_fresh(ctx, x, 1),
-                              dim_or_fresh(ctx, w, 0));
+  state->dims[0] =
+      dim_either(dim_or_fresh(ctx, x, 0), dim_or_fresh(ctx, past, 0));
+  state->dims[1] = dim_either(dim_or_fresh(ctx, x, 1), dim_or_fresh(ctx, w, 0));
   if (is_ranked(w) && w->dims[2].size > 0)
     state->dims[2] = o2m_dim_known(w->dims[2].size - 1);
   else if (is_ranked(past))

@@ -14,6 +14,7 @@
 #include "infer/infer_data.h"
 #include "infer/infer_helpers.h"
 #include "infer/value_fold.h"
+#include "util/diag.h"
 
 /* ---- checks shared by the rules ---------------------------------------- */
 
@@ -22,11 +23,8 @@ static o2m_status check_tensor_inputs(o2m_infer_ctx *ctx, int n) {
   if (o2m_in_count(ctx) < n)
     return o2m_infer_error(ctx, "expects %d inputs, got %d", n, o2m_in_count(ctx));
   for (int i = 0; i < n; i++) {
-    if (!o2m_in_present(ctx, i))
-      return o2m_infer_error(ctx, "input %d is missing", i);
-    o2m_type_kind kind = o2m_in_type(ctx, i)->kind;
-    if (kind != O2M_TYPE_TENSOR && kind != O2M_TYPE_UNKNOWN)
-      return o2m_infer_error(ctx, "input %d is not a tensor", i);
+    o2m_status s = o2m_in_check_tensor(ctx, i);
+    if (s) return s;
   }
   return O2M_OK;
 }
@@ -51,7 +49,7 @@ static o2m_status shared_elem(o2m_infer_ctx *ctx, int first, int n,
 static o2m_status set_broadcast_output(o2m_infer_ctx *ctx, int n,
                                        o2m_dtype elem) {
   const o2m_type **types = o2m_arena_array(ctx->arena, (size_t)n, sizeof(*types));
-  if (!types) return o2m_infer_error(ctx, "out of memory");
+  if (!types) return o2m_fail(ctx->diag, O2M_ERR_NOMEM, "out of memory");
   for (int i = 0; i < n; i++) types[i] = o2m_in_type(ctx, i);
   o2m_type out = {0};
   o2m_status s = o2m_broadcast(ctx, types, n, &out);

@@ -1,11 +1,27 @@
 /* infer_helpers.h - small helpers shared by the elementwise, reduce,
- * signal, text/ml and training inference files: an output shaped like a
- * given type, a known integer scalar input, a dtype attribute.
- * Candidates for infer.h. */
+ * signal, text/ml and training inference files: input checks, an output
+ * shaped like a given type, a known integer scalar input, a dtype
+ * attribute. Candidates for infer.h. */
 #ifndef O2M_INFER_HELPERS_H
 #define O2M_INFER_HELPERS_H
 
 #include "infer/infer.h"
+
+/* Input i must be present and a tensor (or of a type not known yet). */
+static inline o2m_status o2m_in_check_tensor(o2m_infer_ctx *ctx, int i) {
+  if (!o2m_in_present(ctx, i))
+    return o2m_infer_error(ctx, "input %d is missing", i);
+  o2m_type_kind kind = o2m_in_type(ctx, i)->kind;
+  if (kind != O2M_TYPE_TENSOR && kind != O2M_TYPE_UNKNOWN)
+    return o2m_infer_error(ctx, "input %d is not a tensor", i);
+  return O2M_OK;
+}
+
+/* Input i's type when it is a ranked tensor, else NULL. */
+static inline const o2m_type *o2m_in_ranked(const o2m_infer_ctx *ctx, int i) {
+  const o2m_type *t = o2m_in_type(ctx, i);
+  return t->kind == O2M_TYPE_TENSOR && t->rank >= 0 ? t : NULL;
+}
 
 /* Output i becomes a tensor of `dtype` with the shape of `like` (unranked
  * when `like` is not a ranked tensor). Returns the output's type. */

@@ -7,11 +7,6 @@
 #include "infer/infer.h"
 #include "infer/infer_helpers.h"
 
-static const o2m_type *ranked_input(o2m_infer_ctx *ctx, int i) {
-  const o2m_type *t = o2m_in_type(ctx, i);
-  return t->kind == O2M_TYPE_TENSOR && t->rank >= 0 ? t : NULL;
-}
-
 /* ---- text -------------------------------------------------------------- */
 
 /* StringNormalizer: [C] or [1, C] strings; dropping stop words leaves an
@@ -19,8 +14,9 @@ static const o2m_type *ranked_input(o2m_infer_ctx *ctx, int i) {
 o2m_status o2m_infer_string_normalizer(o2m_infer_ctx *ctx) {
   const char *action = o2m_attr_string(ctx, "case_change_action", "NONE");
   if (strcmp(action, "NONE") && strcmp(action, "LOWER") && strcmp(action, "UPPER"))
-    return o2m_infer_error(ctx, "case_change_action must be NONE, LOWER or UPPER, not '%s'", action);
-  const o2m_type *in = ranked_input(ctx, 0);
+    return o2m_infer_error(ctx, "case_change_action must be NONE, LOWER or UPPER, not '%s'",
+                           action);
+  const o2m_type *in = o2m_in_ranked(ctx, 0);
   if (!in) {
     o2m_out_tensor(ctx, 0, O2M_DT_STRING, -1);
     return O2M_OK;
@@ -41,7 +37,7 @@ o2m_status o2m_infer_string_normalizer(o2m_infer_ctx *ctx) {
 o2m_status o2m_infer_string_split(o2m_infer_ctx *ctx) {
   if (o2m_attr_int(ctx, "maxsplit", 0) < 0)
     return o2m_infer_error(ctx, "maxsplit must not be negative");
-  const o2m_type *in = ranked_input(ctx, 0);
+  const o2m_type *in = o2m_in_ranked(ctx, 0);
   o2m_out_shaped_like(ctx, 1, O2M_DT_INT64, o2m_in_type(ctx, 0));
   o2m_type *out = o2m_out_tensor(ctx, 0, O2M_DT_STRING, in ? in->rank + 1 : -1);
   for (int k = 0; in && out->rank == in->rank + 1 && k < in->rank; k++)
@@ -61,7 +57,7 @@ o2m_status o2m_infer_tfidf(o2m_infer_ctx *ctx) {
       return o2m_infer_error(ctx, "ngram_indexes[%d] is negative", i);
     if (indexes[i] >= width) width = indexes[i] + 1;
   }
-  const o2m_type *in = ranked_input(ctx, 0);
+  const o2m_type *in = o2m_in_ranked(ctx, 0);
   if (in && in->rank != 1 && in->rank != 2)
     return o2m_infer_error(ctx, "the input must have rank 1 or 2, not %d", in->rank);
   o2m_type *out = o2m_out_tensor(ctx, 0, O2M_DT_FLOAT, in ? in->rank : -1);
@@ -78,7 +74,7 @@ o2m_status o2m_infer_image_decoder(o2m_infer_ctx *ctx) {
   int64_t channels = strcmp(format, "Grayscale") == 0 ? 1 : 3;
   if (channels == 3 && strcmp(format, "RGB") && strcmp(format, "BGR"))
     return o2m_infer_error(ctx, "pixel_format must be RGB, BGR or Grayscale, not '%s'", format);
-  const o2m_type *in = ranked_input(ctx, 0);
+  const o2m_type *in = o2m_in_ranked(ctx, 0);
   if (in && in->rank != 1)
     return o2m_infer_error(ctx, "the encoded stream must have rank 1, not %d", in->rank);
   o2m_type *out = o2m_out_tensor(ctx, 0, O2M_DT_UINT8, 3);
@@ -120,7 +116,8 @@ static o2m_status infer_gradient(o2m_infer_ctx *ctx) {
   if (!xs || xs->type != O2M_ATTR_STRINGS)
     return o2m_infer_error(ctx, "the 'xs' attribute is missing");
   if (o2m_out_count(ctx) > xs->count || o2m_in_count(ctx) < xs->count)
-    return o2m_infer_error(ctx, "%d xs need as many inputs and at most as many outputs, got %d and %d",
+    return o2m_infer_error(ctx, "%d xs need as many inputs and at most as many "
+                                "outputs, got %d and %d",
                            xs->count, o2m_in_count(ctx), o2m_out_count(ctx));
   for (int o = 0; o < o2m_out_count(ctx); o++) o2m_out_set_type(ctx, o, o2m_in_type(ctx, o));
   return O2M_OK;

@@ -11,11 +11,7 @@
 #include "infer/infer.h"
 #include "infer/infer_data.h"
 #include "infer/infer_helpers.h"
-
-static const o2m_type *ranked_input(o2m_infer_ctx *ctx, int i) {
-  const o2m_type *t = o2m_in_type(ctx, i);
-  return t->kind == O2M_TYPE_TENSOR && t->rank >= 0 ? t : NULL;
-}
+#include "util/diag.h"
 
 /* The count of a list attribute of any type; -1 when absent. */
 static int attr_count(o2m_infer_ctx *ctx, const char *name) {
@@ -27,7 +23,7 @@ static int attr_count(o2m_infer_ctx *ctx, const char *name) {
 
 /* N of an [N, C] or [C] input (1 for [C]). */
 static o2m_status batch_dim(o2m_infer_ctx *ctx, o2m_dim *n) {
-  const o2m_type *in = ranked_input(ctx, 0);
+  const o2m_type *in = o2m_in_ranked(ctx, 0);
   *n = (o2m_dim){-1, NULL};
   if (!in) return O2M_OK;
   if (in->rank != 1 && in->rank != 2)
@@ -45,7 +41,7 @@ o2m_status o2m_infer_ml_to_float(o2m_infer_ctx *ctx) {
 /* ArrayFeatureExtractor: X[..., indices] with the indices flattened into
  * the last dim; a 1-D X gives [1, n] (as onnxruntime and the reference). */
 o2m_status o2m_infer_ml_array_feature_extractor(o2m_infer_ctx *ctx) {
-  const o2m_type *x = ranked_input(ctx, 0), *indices = ranked_input(ctx, 1);
+  const o2m_type *x = o2m_in_ranked(ctx, 0), *indices = o2m_in_ranked(ctx, 1);
   o2m_dtype elem = o2m_in_type(ctx, 0)->elem;
   if (!x) {
     o2m_out_tensor(ctx, 0, elem, -1);
@@ -83,7 +79,8 @@ o2m_status o2m_infer_ml_category_mapper(o2m_infer_ctx *ctx) {
                    : in->elem == O2M_DT_INT64 ? O2M_DT_STRING
                                               : O2M_DT_UNDEFINED;
   if (in->elem && !elem)
-    return o2m_infer_error(ctx, "the input must be strings or int64, not %s", o2m_dtype_name(in->elem));
+    return o2m_infer_error(ctx, "the input must be strings or int64, not %s",
+                           o2m_dtype_name(in->elem));
   o2m_out_shaped_like(ctx, 0, elem, in);
   return O2M_OK;
 }
@@ -104,7 +101,7 @@ o2m_status o2m_infer_ml_feature_vectorizer(o2m_infer_ctx *ctx) {
   int n = o2m_attr_ints(ctx, "inputdimensions", &widths);
   o2m_type *out = o2m_out_tensor(ctx, 0, O2M_DT_FLOAT, 2);
   if (out->rank != 2) return O2M_OK;
-  const o2m_type *first = ranked_input(ctx, 0);
+  const o2m_type *first = o2m_in_ranked(ctx, 0);
   if (first && first->rank >= 1) out->dims[0] = first->dims[0];
   if (n < 0) return O2M_OK;
   int64_t total = 0;
@@ -148,7 +145,7 @@ o2m_status o2m_infer_ml_one_hot_encoder(o2m_infer_ctx *ctx) {
   int ints = attr_count(ctx, "cats_int64s"), strings = attr_count(ctx, "cats_strings");
   if ((ints < 0) == (strings < 0))
     return o2m_infer_error(ctx, "exactly one of cats_int64s and cats_strings must be set");
-  const o2m_type *in = ranked_input(ctx, 0);
+  const o2m_type *in = o2m_in_ranked(ctx, 0);
   o2m_type *out = o2m_out_tensor(ctx, 0, O2M_DT_FLOAT, in ? in->rank + 1 : -1);
   if (!in || out->rank != in->rank + 1) return O2M_OK;
   for (int k = 0; k < in->rank; k++) out->dims[k] = in->dims[k];
@@ -158,15 +155,17 @@ o2m_status o2m_infer_ml_one_hot_encoder(o2m_infer_ctx *ctx) {
 
 /* ZipMap: a sequence of map<string or int64, float>, one per row. */
 o2m_status o2m_infer_ml_zipmap(o2m_infer_ctx *ctx) {
-  int strings = attr_count(ctx, "classlabels_strings"), ints = attr_count(ctx, "classlabels_int64s");
+  int strings = attr_count(ctx, "classlabels_strings");
+  int ints = attr_count(ctx, "classlabels_int64s");
   if ((strings > 0) == (ints > 0))
-    return o2m_infer_error(ctx, "exactly one of classlabels_strings and classlabels_int64s must be set");
-  const o2m_type *in = ranked_input(ctx, 0);
+    return o2m_infer_error(ctx, "exactly one of classlabels_strings and "
+                                "classlabels_int64s must be set");
+  const o2m_type *in = o2m_in_ranked(ctx, 0);
   if (in && in->rank != 1 && in->rank != 2)
     return o2m_infer_error(ctx, "the input must have rank 1 or 2, not %d", in->rank);
   o2m_type *value = o2m_type_tensor(ctx, O2M_DT_FLOAT, 0, NULL);
   o2m_type *map = o2m_arena_alloc(ctx->arena, sizeof(*map));
-  if (!value || !map) return o2m_infer_error(ctx, "out of memory");
+  if (!value || !map) return o2m_fail(ctx->diag, O2M_ERR_NOMEM, "out of memory");
   *map = (o2m_type){O2M_TYPE_MAP, strings > 0 ? O2M_DT_STRING : O2M_DT_INT64, -1, NULL, value};
   o2m_type seq = {O2M_TYPE_SEQUENCE, O2M_DT_UNDEFINED, -1, NULL, map};
   o2m_out_set_type(ctx, 0, &seq);
@@ -240,7 +239,7 @@ o2m_status o2m_infer_ml_regressor(o2m_infer_ctx *ctx) {
   for (size_t i = 0; i < sizeof(regressors) / sizeof(regressors[0]); i++)
     if (strcmp(regressors[i].name, ctx->node->op_type) == 0) r = &regressors[i];
   if (!r) return o2m_infer_unsupported(ctx, "no regressor rule for this op");
-  const o2m_type *in = ranked_input(ctx, 0);
+  const o2m_type *in = o2m_in_ranked(ctx, 0);
   if (r->input_type && in && in->rank != 2)
     return o2m_infer_error(ctx, "the input must have rank 2, not %d", in->rank);
   o2m_dim n;

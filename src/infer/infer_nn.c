@@ -8,6 +8,7 @@
  * Must not print, allocate outside the model arena, or fail on unknown or
  * unranked inputs.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "infer/infer.h"
@@ -50,12 +51,18 @@ static o2m_dim dim_either(o2m_dim a, o2m_dim b) {
   return a.size < 0 && b.size >= 0 ? b : a;
 }
 
+/* A ranked input's rank must lie in [min, max] (max INT32_MAX: no bound). */
 static o2m_status check_rank(o2m_infer_ctx *ctx, const o2m_type *t,
                              const char *what, int min, int max) {
-  if (is_ranked(t) && (t->rank < min || t->rank > max))
-    return o2m_infer_error(ctx, "%s has rank %d, expected %d..%d", what,
-                           t->rank, min, max);
-  return O2M_OK;
+  if (!is_ranked(t) || (t->rank >= min && t->rank <= max)) return O2M_OK;
+  if (min == max)
+    return o2m_infer_error(ctx, "%s has rank %d, expected %d", what, t->rank,
+                           min);
+  if (max == INT32_MAX)
+    return o2m_infer_error(ctx, "%s has rank %d, expected at least %d", what,
+                           t->rank, min);
+  return o2m_infer_error(ctx, "%s has rank %d, expected %d to %d", what,
+                         t->rank, min, max);
 }
 
 /* Two dims that must agree: known sizes that differ are an error. */
@@ -71,9 +78,10 @@ static o2m_status check_same_dim(o2m_infer_ctx *ctx, o2m_dim a, o2m_dim b,
 static o2m_status dtype_attr(o2m_infer_ctx *ctx, const char *name,
                              o2m_dtype dflt, o2m_dtype *out) {
   int64_t v = o2m_attr_int(ctx, name, dflt);
-  if (v != O2M_DT_UNDEFINED && (v < 0 || v > INT32_MAX || !o2m_dtype_valid((int)v)))
-    return o2m_infer_error(ctx, "attribute %s = %lld is not a data type",
-                           name, (long long)v);
+  if (v != O2M_DT_UNDEFINED &&
+      (v < 0 || v > INT32_MAX || !o2m_dtype_valid((int)v)))
+    return o2m_infer_error(ctx, "attribute %s = %lld is not a data type", name,
+                           (long long)v);
   *out = (o2m_dtype)v;
   return O2M_OK;
 }
@@ -95,8 +103,8 @@ o2m_status o2m_infer_softmax(o2m_infer_ctx *ctx) {
   if (is_ranked(x)) {
     int64_t axis;
     o2m_status s = o2m_norm_axis(
-        ctx, o2m_attr_int(ctx, "axis", ctx->op_version < 13 ? 1 : -1),
-        x->rank, 0, &axis);
+        ctx, o2m_attr_int(ctx, "axis", ctx->op_version < 13 ? 1 : -1), x->rank,
+        0, &axis);
     if (s) return s;
   }
   out_like(ctx, 0, x, x->elem);
@@ -201,8 +209,14 @@ static o2m_status matmul_shape(o2m_infer_ctx *ctx, int a_in, int b_in,
   return O2M_OK;
 }
 
+/* The element type of input a, else of input b (same type constraint). */
+static o2m_dtype either_dtype(o2m_infer_ctx *ctx, int a, int b) {
+  o2m_dtype d = o2m_in_type(ctx, a)->elem;
+  return d ? d : o2m_in_type(ctx, b)->elem;
+}
+
 o2m_status o2m_infer_matmul(o2m_infer_ctx *ctx) {
-  return matmul_shape(ctx, 0, 1, o2m_in_type(ctx, 0)->elem);
+  return matmul_shape(ctx, 0, 1, either_dtype(ctx, 0, 1));
 }
 
 /* MatMulInteger(A, B, a_zero_point, b_zero_point) -> int32. */
@@ -221,11 +235,12 @@ o2m_status o2m_infer_qlinear_matmul(o2m_infer_ctx *ctx) {
 o2m_status o2m_infer_gemm(o2m_infer_ctx *ctx) {
   const o2m_type *a = o2m_in_type(ctx, 0), *b = o2m_in_type(ctx, 1);
   o2m_status s;
-  if ((s = check_rank(ctx, a, "A", 2, 2)) || (s = check_rank(ctx, b, "B", 2, 2)))
+  if ((s = check_rank(ctx, a, "A", 2, 2)) ||
+      (s = check_rank(ctx, b, "B", 2, 2)))
     return s;
   int ta = o2m_attr_int(ctx, "transA", 0) != 0;
   int tb = o2m_attr_int(ctx, "transB", 0) != 0;
-  o2m_type *y = out_shaped(ctx, 0, a->elem, 2);
+  o2m_type *y = out_shaped(ctx, 0, either_dtype(ctx, 0, 1), 2);
   if (is_ranked(a)) y->dims[0] = a->dims[ta ? 1 : 0];
   if (is_ranked(b)) y->dims[1] = b->dims[tb ? 0 : 1];
   if (is_ranked(a) && is_ranked(b))
@@ -250,7 +265,6 @@ static int einsum_label(char c) {
 typedef struct einsum_lhs {
   o2m_dim label_dim[EINSUM_LABELS];
   int label_uses[EINSUM_LABELS];
-  int has_ellipsis;
   o2m_type ellipsis;
 } einsum_lhs;
 
@@ -292,7 +306,6 @@ static o2m_status einsum_term(o2m_infer_ctx *ctx, const char *term, int len,
       letters++;
     }
   }
-  if (ellipsis_at >= 0) lhs->has_ellipsis = 1;
   *ellipsis_type = (o2m_type){O2M_TYPE_TENSOR, t->elem, 0, NULL, NULL};
   if (!is_ranked(t)) {
     if (ellipsis_at >= 0) ellipsis_type->rank = -1;
@@ -314,25 +327,29 @@ static o2m_status einsum_term(o2m_infer_ctx *ctx, const char *term, int len,
       i += 2;
       continue;
     }
-    o2m_status s = einsum_bind(ctx, lhs, einsum_label(term[i]), t->dims[axis++]);
+    o2m_status s =
+        einsum_bind(ctx, lhs, einsum_label(term[i]), t->dims[axis++]);
     if (s) return s;
   }
   return O2M_OK;
 }
 
-static o2m_status einsum_parse_lhs(o2m_infer_ctx *ctx, const char *eq,
-                                   int len, einsum_lhs *lhs) {
+static o2m_status einsum_parse_lhs(o2m_infer_ctx *ctx, const char *eq, int len,
+                                   einsum_lhs *lhs) {
   int n = o2m_in_count(ctx);
   o2m_type *ell = o2m_arena_array(ctx->arena, (size_t)n + 1, sizeof(o2m_type));
   const o2m_type **ell_ptrs =
       o2m_arena_array(ctx->arena, (size_t)n + 1, sizeof(o2m_type *));
-  if (!ell || !ell_ptrs) return o2m_fail(ctx->diag, O2M_ERR_NOMEM, "out of memory");
+  if (!ell || !ell_ptrs)
+    return o2m_fail(ctx->diag, O2M_ERR_NOMEM, "out of memory");
   int op = 0, start = 0;
   for (int i = 0; i <= len; i++) {
     if (i < len && eq[i] != ',') continue;
     if (op >= n)
-      return o2m_infer_error(ctx, "einsum equation has more terms than the "
-                             "%d inputs", n);
+      return o2m_infer_error(ctx,
+                             "einsum equation has more terms than the "
+                             "%d inputs",
+                             n);
     o2m_status s = einsum_term(ctx, eq + start, i - start, o2m_in_type(ctx, op),
                                lhs, &ell[op]);
     if (s) return s;
@@ -346,9 +363,10 @@ static o2m_status einsum_parse_lhs(o2m_infer_ctx *ctx, const char *eq,
   return o2m_broadcast(ctx, ell_ptrs, n, &lhs->ellipsis);
 }
 
-/* The output dims of an explicit right-hand side, or NULL rank -1. */
-static o2m_status einsum_explicit(o2m_infer_ctx *ctx, const char *rhs,
-                                  int len, einsum_lhs *lhs, o2m_dtype dtype) {
+/* Output 0 from an explicit right-hand side (unranked when it has an
+ * ellipsis whose dims are not known). */
+static o2m_status einsum_explicit(o2m_infer_ctx *ctx, const char *rhs, int len,
+                                  einsum_lhs *lhs, o2m_dtype dtype) {
   int rank = 0, seen[EINSUM_LABELS] = {0}, ellipsis = 0;
   for (int i = 0; i < len; i++) {
     if (rhs[i] == '.') {
@@ -359,8 +377,10 @@ static o2m_status einsum_explicit(o2m_infer_ctx *ctx, const char *rhs,
     }
     int l = einsum_label(rhs[i]);
     if (l < 0 || !lhs->label_uses[l] || seen[l]++)
-      return o2m_infer_error(ctx, "einsum output label '%c' is unknown or "
-                             "repeated", rhs[i]);
+      return o2m_infer_error(ctx,
+                             "einsum output label '%c' is unknown or "
+                             "repeated",
+                             rhs[i]);
     rank++;
   }
   if (ellipsis && lhs->ellipsis.rank < 0) {
@@ -397,7 +417,8 @@ static void einsum_implicit(o2m_infer_ctx *ctx, einsum_lhs *lhs,
   for (int l = 0; l < EINSUM_LABELS; l++) rank += lhs->label_uses[l] == 1;
   o2m_type *y = o2m_out_tensor(ctx, 0, dtype, rank);
   int k = 0;
-  for (int e = 0; e < lhs->ellipsis.rank; e++) y->dims[k++] = lhs->ellipsis.dims[e];
+  for (int e = 0; e < lhs->ellipsis.rank; e++)
+    y->dims[k++] = lhs->ellipsis.dims[e];
   for (int i = 0; i < EINSUM_LABELS; i++)
     if (lhs->label_uses[ascii_order[i]] == 1)
       y->dims[k++] = lhs->label_dim[ascii_order[i]];
@@ -419,23 +440,37 @@ o2m_status o2m_infer_einsum(o2m_infer_ctx *ctx) {
   o2m_status s = einsum_parse_lhs(ctx, eq, lhs_len, lhs);
   if (s) return s;
   o2m_dtype dtype = o2m_in_type(ctx, 0)->elem;
-  if (arrow) return einsum_explicit(ctx, arrow + 2, len - lhs_len - 2, lhs, dtype);
+  if (arrow)
+    return einsum_explicit(ctx, arrow + 2, len - lhs_len - 2, lhs, dtype);
   einsum_implicit(ctx, lhs, dtype);
   return O2M_OK;
 }
 
 /* ---- Dropout, quantization --------------------------------------------- */
 
+/* Whether Dropout copies its input: with is_test set (opsets 1, 6), always
+ * in inference (7, 10), or without a true training_mode (12+). */
+static int dropout_is_identity(o2m_infer_ctx *ctx) {
+  if (ctx->op_version < 7) return o2m_attr_int(ctx, "is_test", 0) != 0;
+  if (ctx->op_version < 12 || !o2m_in_present(ctx, 2)) return 1;
+  int64_t *training;
+  return o2m_in_known_ints(ctx, 2, &training) == 1 && training[0] == 0;
+}
+
 /* Dropout(data, ratio?, training_mode?) -> (output, mask): the mask is
- * bool since opset 10 and has the data's dtype before. */
+ * bool since opset 10 and has the data's dtype before. A known input
+ * passes through in inference. */
 o2m_status o2m_infer_dropout(o2m_infer_ctx *ctx) {
   const o2m_type *x = o2m_in_type(ctx, 0);
+  const o2m_tensor *data = o2m_in_known(ctx, 0);
   o2m_status s;
   if ((s = check_rank(ctx, o2m_in_type(ctx, 1), "ratio", 0, 0)) ||
       (s = check_rank(ctx, o2m_in_type(ctx, 2), "training_mode", 0, 0)))
     return s;
   out_like(ctx, 0, x, x->elem);
   out_like(ctx, 1, x, ctx->op_version < 10 ? x->elem : O2M_DT_BOOL);
+  if (data && data->count <= O2M_KNOWN_MAX && dropout_is_identity(ctx))
+    o2m_out_known(ctx, 0, data);
   return O2M_OK;
 }
 
@@ -450,18 +485,17 @@ static o2m_status check_quant_param(o2m_infer_ctx *ctx, const o2m_type *x,
   if (p->rank == 0 || (block == 0 && p->rank == 1 && p->dims[0].size <= 1))
     return O2M_OK;
   int64_t axis;
-  o2m_status s = o2m_norm_axis(ctx, o2m_attr_int(ctx, "axis", 1), x->rank, 0,
-                               &axis);
+  o2m_status s =
+      o2m_norm_axis(ctx, o2m_attr_int(ctx, "axis", 1), x->rank, 0, &axis);
   if (s) return s;
   if (block == 0) {
-    if (p->rank != 1)
-      return o2m_infer_error(ctx, "per-axis scale must be 1-D");
+    if (p->rank != 1) return o2m_infer_error(ctx, "per-axis scale must be 1-D");
     return check_same_dim(ctx, p->dims[0], x->dims[axis],
                           "per-axis scale length differs from the axis");
   }
   if (p->rank != x->rank)
-    return o2m_infer_error(ctx, "blocked scale has rank %d, input %d",
-                           p->rank, x->rank);
+    return o2m_infer_error(ctx, "blocked scale has rank %d, input %d", p->rank,
+                           x->rank);
   for (int k = 0; k < x->rank; k++) {
     o2m_dim want = x->dims[k];
     if (k == axis && want.size >= 0)
@@ -487,7 +521,7 @@ o2m_status o2m_infer_quantize(o2m_infer_ctx *ctx) {
     dtype = o2m_in_type(ctx, 2)->elem;
     if (attr != O2M_DT_UNDEFINED && dtype != O2M_DT_UNDEFINED && attr != dtype)
       return o2m_infer_error(ctx, "output_dtype differs from the zero "
-                             "point's type");
+                                  "point's type");
     if (dtype == O2M_DT_UNDEFINED) dtype = attr;
   } else if (attr != O2M_DT_UNDEFINED) {
     dtype = attr;
@@ -508,7 +542,8 @@ o2m_status o2m_infer_dequantize(o2m_infer_ctx *ctx) {
   if (ctx->op_version < 19) dtype = O2M_DT_FLOAT;
   if (ctx->op_version >= 23) {
     o2m_dtype attr;
-    if ((s = dtype_attr(ctx, "output_dtype", O2M_DT_UNDEFINED, &attr))) return s;
+    if ((s = dtype_attr(ctx, "output_dtype", O2M_DT_UNDEFINED, &attr)))
+      return s;
     if (attr != O2M_DT_UNDEFINED) dtype = attr;
   }
   if ((s = check_quant_param(ctx, x, o2m_in_type(ctx, 1))) ||
@@ -561,7 +596,8 @@ o2m_status o2m_infer_topk(o2m_infer_ctx *ctx) {
     return O2M_OK;
   }
   int64_t axis;
-  if ((s = o2m_norm_axis(ctx, o2m_attr_int(ctx, "axis", -1), x->rank, 0, &axis)))
+  if ((s = o2m_norm_axis(ctx, o2m_attr_int(ctx, "axis", -1), x->rank, 0,
+                         &axis)))
     return s;
   o2m_dim along = x->dims[axis];
   if (k >= 0 && along.size >= 0 && k > along.size)
@@ -583,7 +619,8 @@ o2m_status o2m_infer_det(o2m_infer_ctx *ctx) {
     out_unranked(ctx, 0, x->elem);
     return O2M_OK;
   }
-  if (x->rank < 2) return o2m_infer_error(ctx, "input has rank %d, expected >= 2", x->rank);
+  if (x->rank < 2)
+    return o2m_infer_error(ctx, "input has rank %d, expected >= 2", x->rank);
   o2m_status s = check_same_dim(ctx, x->dims[x->rank - 2], x->dims[x->rank - 1],
                                 "matrices are not square");
   if (s) return s;
@@ -622,8 +659,9 @@ o2m_status o2m_infer_loss(o2m_infer_ctx *ctx) {
   if (is_ranked(target)) {
     o2m_type *y = o2m_out_tensor(ctx, 0, x->elem, target->rank);
     for (int k = 0; k < target->rank; k++)
-      y->dims[k] = is_ranked(x) ? dim_either(target->dims[k], x->dims[k ? k + 1 : 0])
-                                : target->dims[k];
+      y->dims[k] = is_ranked(x)
+                       ? dim_either(target->dims[k], x->dims[k ? k + 1 : 0])
+                       : target->dims[k];
   } else if (is_ranked(x)) {
     o2m_type *y = o2m_out_tensor(ctx, 0, x->elem, x->rank - 1);
     for (int k = 0; k < x->rank - 1; k++) y->dims[k] = x->dims[k ? k + 1 : 0];
@@ -643,7 +681,8 @@ static o2m_status in_dims_value(o2m_infer_ctx *ctx, int i, const char *what,
   int64_t *values;
   *count = o2m_in_known_ints(ctx, i, &values);
   if (*count >= 0) {
-    o2m_dim *d = o2m_arena_array(ctx->arena, (size_t)*count + 1, sizeof(o2m_dim));
+    o2m_dim *d =
+        o2m_arena_array(ctx->arena, (size_t)*count + 1, sizeof(o2m_dim));
     if (!d) return o2m_fail(ctx->diag, O2M_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; k < *count; k++) {
       if (values[k] < 0)
@@ -681,8 +720,7 @@ static int in_given(o2m_infer_ctx *ctx, int i, int64_t known_count) {
 static o2m_status scaled_dim(o2m_infer_ctx *ctx, o2m_dim in, double scale,
                              o2m_dim *out) {
   if (!(scale > 0) || scale > 1e15)
-    return o2m_infer_error(ctx, "scale %g is not positive or too large",
-                           scale);
+    return o2m_infer_error(ctx, "scale %g is not positive or too large", scale);
   if (in.size < 0) {
     *out = scale == 1.0 ? in : o2m_dim_fresh(ctx);
     return O2M_OK;
@@ -700,8 +738,8 @@ static o2m_status apply_scales(o2m_infer_ctx *ctx, const o2m_type *x,
                                const double *scales, int64_t n_scales,
                                o2m_type *y) {
   if (n_scales != n_axes)
-    return o2m_infer_error(ctx, "%lld scales for %d axes",
-                           (long long)n_scales, n_axes);
+    return o2m_infer_error(ctx, "%lld scales for %d axes", (long long)n_scales,
+                           n_axes);
   for (int j = 0; j < n_axes; j++) {
     int axis = axes ? (int)axes[j] : j;
     o2m_status s = scaled_dim(ctx, x->dims[axis], scales[j], &y->dims[axis]);
@@ -766,7 +804,8 @@ static o2m_status apply_sizes(o2m_infer_ctx *ctx, const o2m_type *x,
   }
   for (int j = 0; policy && j < n_axes; j++) {
     int axis = axes ? (int)axes[j] : j;
-    y->dims[axis] = o2m_dim_known((int64_t)(scale * (double)x->dims[axis].size + 0.5));
+    y->dims[axis] =
+        o2m_dim_known((int64_t)(scale * (double)x->dims[axis].size + 0.5));
   }
   return O2M_OK;
 }
@@ -787,7 +826,8 @@ static o2m_status resize_axes(o2m_infer_ctx *ctx, int rank, int64_t **axes,
     o2m_status s = o2m_norm_axis(ctx, raw[j], rank, 0, &a[j]);
     if (s) return s;
     for (int i = 0; i < j; i++)
-      if (a[i] == a[j]) return o2m_infer_error(ctx, "axes repeat %lld", (long long)a[j]);
+      if (a[i] == a[j])
+        return o2m_infer_error(ctx, "axes repeat %lld", (long long)a[j]);
   }
   *axes = a;
   *count = n;
@@ -807,8 +847,10 @@ o2m_status o2m_infer_resize(o2m_infer_ctx *ctx) {
   int n_axes, policy = 0;
   o2m_status s = resize_axes(ctx, x->rank, &axes, &n_axes);
   if (s) return s;
-  const char *name = ctx->op_version >= 18
-      ? o2m_attr_string(ctx, "keep_aspect_ratio_policy", "stretch") : "stretch";
+  const char *name =
+      ctx->op_version >= 18
+          ? o2m_attr_string(ctx, "keep_aspect_ratio_policy", "stretch")
+          : "stretch";
   while (policy < 3 && strcmp(name, aspect_policies[policy])) policy++;
   if (policy == 3)
     return o2m_infer_error(ctx, "unknown keep_aspect_ratio_policy '%s'", name);
@@ -822,17 +864,21 @@ o2m_status o2m_infer_resize(o2m_infer_ctx *ctx) {
   int has_scales = in_given(ctx, scales_in, n_scales);
   int has_sizes = ctx->op_version >= 11 && in_given(ctx, 3, n_sizes);
   if (ctx->op_version >= 11 && has_scales + has_sizes != 1)
-    return o2m_infer_error(ctx, "exactly one of scales and sizes must be given");
+    return o2m_infer_error(ctx,
+                           "exactly one of scales and sizes must be given");
   if (has_scales && policy != 0)
     return o2m_infer_error(ctx, "scales need keep_aspect_ratio_policy stretch");
   o2m_type *y = o2m_out_tensor(ctx, 0, x->elem, x->rank);
-  for (int k = 0; k < x->rank; k++) y->dims[k] = axes ? x->dims[k] : o2m_dim_fresh(ctx);
-  for (int j = 0; axes && j < n_axes; j++) y->dims[axes[j]] = o2m_dim_fresh(ctx);
+  for (int k = 0; k < x->rank; k++)
+    y->dims[k] = axes ? x->dims[k] : o2m_dim_fresh(ctx);
+  for (int j = 0; axes && j < n_axes; j++)
+    y->dims[axes[j]] = o2m_dim_fresh(ctx);
   if (has_scales && n_scales >= 0)
     return apply_scales(ctx, x, axes, n_axes, scales, n_scales, y);
   if (!has_sizes || n_sizes < 0) return O2M_OK;
   if (n_sizes != n_axes)
-    return o2m_infer_error(ctx, "%lld sizes for %d axes", (long long)n_sizes, n_axes);
+    return o2m_infer_error(ctx, "%lld sizes for %d axes", (long long)n_sizes,
+                           n_axes);
   return apply_sizes(ctx, x, axes, n_axes, sizes, policy, y);
 }
 
@@ -842,8 +888,10 @@ o2m_status o2m_infer_grid_sample(o2m_infer_ctx *ctx) {
   const o2m_type *x = o2m_in_type(ctx, 0), *grid = o2m_in_type(ctx, 1);
   int max_rank = ctx->op_version < 20 ? 4 : INT32_MAX;
   o2m_status s;
-  if ((s = check_rank(ctx, x, "input", ctx->op_version < 20 ? 4 : 3, max_rank)) ||
-      (s = check_rank(ctx, grid, "grid", ctx->op_version < 20 ? 4 : 3, max_rank)))
+  if ((s = check_rank(ctx, x, "input", ctx->op_version < 20 ? 4 : 3,
+                      max_rank)) ||
+      (s = check_rank(ctx, grid, "grid", ctx->op_version < 20 ? 4 : 3,
+                      max_rank)))
     return s;
   int rank = is_ranked(x) ? x->rank : is_ranked(grid) ? grid->rank : -1;
   if (rank < 0) {
@@ -889,7 +937,8 @@ o2m_status o2m_infer_affine_grid(o2m_infer_ctx *ctx) {
     return O2M_OK;
   }
   if (n != 4 && n != 5)
-    return o2m_infer_error(ctx, "size has %lld values, expected 4 or 5", (long long)n);
+    return o2m_infer_error(ctx, "size has %lld values, expected 4 or 5",
+                           (long long)n);
   int spatial = (int)n - 2;
   if (is_ranked(theta) &&
       ((s = check_same_dim(ctx, theta->dims[1], o2m_dim_known(spatial),
@@ -919,12 +968,15 @@ o2m_status o2m_infer_roi_align(o2m_infer_ctx *ctx) {
   if (strcmp(mode, "avg") && strcmp(mode, "max"))
     return o2m_infer_error(ctx, "unknown mode '%s'", mode);
   if (height <= 0 || width <= 0)
-    return o2m_infer_error(ctx, "output_height and output_width must be positive");
-  if ((s = check_rank(ctx, x, "X", 4, 4)) || (s = check_rank(ctx, rois, "rois", 2, 2)) ||
+    return o2m_infer_error(ctx,
+                           "output_height and output_width must be positive");
+  if ((s = check_rank(ctx, x, "X", 4, 4)) ||
+      (s = check_rank(ctx, rois, "rois", 2, 2)) ||
       (s = check_rank(ctx, batch, "batch_indices", 1, 1)))
     return s;
   if (is_ranked(rois) &&
-      (s = check_same_dim(ctx, rois->dims[1], o2m_dim_known(4), "rois must be (R, 4)")))
+      (s = check_same_dim(ctx, rois->dims[1], o2m_dim_known(4),
+                          "rois must be (R, 4)")))
     return s;
   o2m_type *y = out_shaped(ctx, 0, x->elem, 4);
   if (is_ranked(rois)) y->dims[0] = rois->dims[0];

@@ -8,6 +8,7 @@
 #include "infer/infer.h"
 #include "infer/infer_helpers.h"
 #include "infer/value_fold.h"
+#include "util/diag.h"
 
 enum { NO_IDENTITY = -1 };
 
@@ -31,21 +32,12 @@ static const reduce_op reduce_ops[] = {
     {"ReduceLogSumExp", 18, NULL, NO_IDENTITY},
 };
 
-static o2m_status check_tensor_input(o2m_infer_ctx *ctx, int i) {
-  if (!o2m_in_present(ctx, i))
-    return o2m_infer_error(ctx, "input %d is missing", i);
-  o2m_type_kind kind = o2m_in_type(ctx, i)->kind;
-  if (kind != O2M_TYPE_TENSOR && kind != O2M_TYPE_UNKNOWN)
-    return o2m_infer_error(ctx, "input %d is not a tensor", i);
-  return O2M_OK;
-}
-
 /* The reduced axes as flags over `rank` dims; no axes reduce them all.
  * Repeated axes are an error. */
 static o2m_status mark_axes(o2m_infer_ctx *ctx, const int64_t *axes, int n,
                             int rank, char **reduced) {
   *reduced = o2m_arena_alloc(ctx->arena, (size_t)rank + 1);
-  if (!*reduced) return o2m_infer_error(ctx, "out of memory");
+  if (!*reduced) return o2m_fail(ctx->diag, O2M_ERR_NOMEM, "out of memory");
   memset(*reduced, n == 0, (size_t)rank);
   for (int i = 0; i < n; i++) {
     int64_t a;
@@ -126,7 +118,7 @@ o2m_status o2m_infer_reduce(o2m_infer_ctx *ctx) {
   for (size_t i = 0; i < sizeof(reduce_ops) / sizeof(reduce_ops[0]); i++)
     if (strcmp(reduce_ops[i].name, ctx->node->op_type) == 0) op = &reduce_ops[i];
   if (!op) return o2m_infer_unsupported(ctx, "no reduction rule for this op");
-  o2m_status s = check_tensor_input(ctx, 0);
+  o2m_status s = o2m_in_check_tensor(ctx, 0);
   if (s) return s;
   const o2m_type *in = o2m_in_type(ctx, 0);
   int keepdims = o2m_attr_int(ctx, "keepdims", 1) != 0;
@@ -175,7 +167,7 @@ o2m_status o2m_infer_reduce(o2m_infer_ctx *ctx) {
 
 /* ArgMax, ArgMin: int64 indices along `axis`, kept as a 1 with keepdims. */
 o2m_status o2m_infer_arg_reduce(o2m_infer_ctx *ctx) {
-  o2m_status s = check_tensor_input(ctx, 0);
+  o2m_status s = o2m_in_check_tensor(ctx, 0);
   if (s) return s;
   const o2m_type *in = o2m_in_type(ctx, 0);
   int keepdims = o2m_attr_int(ctx, "keepdims", 1) != 0;
@@ -195,8 +187,8 @@ o2m_status o2m_infer_arg_reduce(o2m_infer_ctx *ctx) {
 
 /* CumSum, CumProd: the input's type; the axis input is a scalar. */
 o2m_status o2m_infer_cumulative(o2m_infer_ctx *ctx) {
-  o2m_status s = check_tensor_input(ctx, 0);
-  if (!s) s = check_tensor_input(ctx, 1);
+  o2m_status s = o2m_in_check_tensor(ctx, 0);
+  if (!s) s = o2m_in_check_tensor(ctx, 1);
   if (s) return s;
   const o2m_type *in = o2m_in_type(ctx, 0), *axis_type = o2m_in_type(ctx, 1);
   if (axis_type->kind == O2M_TYPE_TENSOR && axis_type->rank > 1)

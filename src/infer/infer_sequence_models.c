@@ -6,6 +6,7 @@
  * Must not print, allocate outside the model arena, or fail on unknown or
  * unranked inputs.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "infer/infer.h"
@@ -56,12 +57,18 @@ static o2m_status dim_div(o2m_infer_ctx *ctx, o2m_dim d, int64_t parts,
   return O2M_OK;
 }
 
+/* A ranked input's rank must lie in [min, max] (max INT32_MAX: no bound). */
 static o2m_status check_rank(o2m_infer_ctx *ctx, const o2m_type *t,
                              const char *what, int min, int max) {
-  if (is_ranked(t) && (t->rank < min || t->rank > max))
-    return o2m_infer_error(ctx, "%s has rank %d, expected %d..%d", what,
-                           t->rank, min, max);
-  return O2M_OK;
+  if (!is_ranked(t) || (t->rank >= min && t->rank <= max)) return O2M_OK;
+  if (min == max)
+    return o2m_infer_error(ctx, "%s has rank %d, expected %d", what, t->rank,
+                           min);
+  if (max == INT32_MAX)
+    return o2m_infer_error(ctx, "%s has rank %d, expected at least %d", what,
+                           t->rank, min);
+  return o2m_infer_error(ctx, "%s has rank %d, expected %d to %d", what,
+                         t->rank, min, max);
 }
 
 /* A head-count attribute: positive when present, 0 when absent. */
@@ -85,7 +92,8 @@ static const struct rnn_gates {
 static o2m_status rnn_hidden(o2m_infer_ctx *ctx, o2m_dim *hidden) {
   const o2m_type *w = o2m_in_type(ctx, 1), *r = o2m_in_type(ctx, 2);
   o2m_status s;
-  if ((s = check_rank(ctx, w, "W", 3, 3)) || (s = check_rank(ctx, r, "R", 3, 3)))
+  if ((s = check_rank(ctx, w, "W", 3, 3)) ||
+      (s = check_rank(ctx, r, "R", 3, 3)))
     return s;
   if (o2m_attr_get(ctx, "hidden_size")) {
     int64_t size = o2m_attr_int(ctx, "hidden_size", 0);
@@ -99,7 +107,8 @@ static o2m_status rnn_hidden(o2m_infer_ctx *ctx, o2m_dim *hidden) {
   }
   int gates = 1;
   for (size_t i = 0; i < sizeof(rnn_gates) / sizeof(rnn_gates[0]); i++)
-    if (strcmp(ctx->node->op_type, rnn_gates[i].op) == 0) gates = rnn_gates[i].gates;
+    if (strcmp(ctx->node->op_type, rnn_gates[i].op) == 0)
+      gates = rnn_gates[i].gates;
   if (is_ranked(w)) return dim_div(ctx, w->dims[1], gates, hidden);
   *hidden = dim_or_fresh(ctx, r, 2);
   return O2M_OK;
@@ -112,11 +121,11 @@ static o2m_status rnn_hidden(o2m_infer_ctx *ctx, o2m_dim *hidden) {
 o2m_status o2m_infer_rnn(o2m_infer_ctx *ctx) {
   const o2m_type *x = o2m_in_type(ctx, 0), *h0 = o2m_in_type(ctx, 5);
   const char *direction = o2m_attr_string(ctx, "direction", "forward");
-  int64_t dirs = strcmp(direction, "bidirectional") == 0 ? 2
-                 : strcmp(direction, "forward") == 0 ||
-                         strcmp(direction, "reverse") == 0
-                     ? 1
-                     : 0;
+  int64_t dirs =
+      strcmp(direction, "bidirectional") == 0 ? 2
+      : strcmp(direction, "forward") == 0 || strcmp(direction, "reverse") == 0
+          ? 1
+          : 0;
   int64_t layout = ctx->op_version >= 14 ? o2m_attr_int(ctx, "layout", 0) : 0;
   o2m_dim hidden;
   o2m_status s;
@@ -179,7 +188,8 @@ o2m_status o2m_infer_attention(o2m_infer_ctx *ctx) {
   const o2m_type *v = o2m_in_type(ctx, 2), *past_k = o2m_in_type(ctx, 4);
   int64_t q_heads, kv_heads;
   o2m_status s;
-  if ((s = check_rank(ctx, q, "Q", 3, 4)) || (s = check_rank(ctx, k, "K", 3, 4)) ||
+  if ((s = check_rank(ctx, q, "Q", 3, 4)) ||
+      (s = check_rank(ctx, k, "K", 3, 4)) ||
       (s = check_rank(ctx, v, "V", 3, 4)) ||
       (s = check_rank(ctx, past_k, "past_key", 4, 4)) ||
       (s = check_rank(ctx, o2m_in_type(ctx, 5), "past_value", 4, 4)) ||
@@ -190,7 +200,8 @@ o2m_status o2m_infer_attention(o2m_infer_ctx *ctx) {
       o2m_out_present(ctx, 1) != o2m_out_present(ctx, 2))
     return o2m_infer_error(ctx, "past (present) key and value go together");
   if (q_heads && kv_heads && q_heads % kv_heads)
-    return o2m_infer_error(ctx, "q_num_heads is not a multiple of kv_num_heads");
+    return o2m_infer_error(ctx,
+                           "q_num_heads is not a multiple of kv_num_heads");
   heads_view qv, kv, vv;
   if ((s = view_heads(ctx, q, q_heads, &qv)) ||
       (s = view_heads(ctx, k, kv_heads, &kv)) ||
@@ -254,8 +265,10 @@ o2m_status o2m_infer_flex_attention(o2m_infer_ctx *ctx) {
     if (!a) continue;
     if (a->type != O2M_ATTR_GRAPH || !a->g || a->g->n_inputs != 1 ||
         a->g->n_outputs != 1)
-      return o2m_infer_error(ctx, "%s must be a graph of one input and one "
-                             "output", modifiers[i]);
+      return o2m_infer_error(ctx,
+                             "%s must be a graph of one input and one "
+                             "output",
+                             modifiers[i]);
     o2m_status s = o2m_infer_subgraph(ctx, a->g, 1, in_types);
     if (s) return s;
     const o2m_type *out = &a->g->output_values[0]->type;
@@ -275,8 +288,10 @@ o2m_status o2m_infer_rotary(o2m_infer_ctx *ctx) {
   if (s) return s;
   if (is_ranked(x) && x->rank == 3 && !o2m_attr_get(ctx, "num_heads"))
     return o2m_infer_error(ctx, "3-D input needs attribute num_heads");
-  if (is_ranked(x)) o2m_out_set_type(ctx, 0, x);
-  else out_unranked(ctx, 0, x->elem);
+  if (is_ranked(x))
+    o2m_out_set_type(ctx, 0, x);
+  else
+    out_unranked(ctx, 0, x->elem);
   return O2M_OK;
 }
 
@@ -287,7 +302,9 @@ o2m_status o2m_infer_linear_attention(o2m_infer_ctx *ctx) {
   static const struct update_rule {
     const char *name;
     int decay, beta;
-  } rules[] = {{"linear", 0, 0}, {"gated", 1, 0}, {"delta", 0, 1},
+  } rules[] = {{"linear", 0, 0},
+               {"gated", 1, 0},
+               {"delta", 0, 1},
                {"gated_delta", 1, 1}};
   const o2m_type *q = o2m_in_type(ctx, 0), *v = o2m_in_type(ctx, 2);
   const o2m_type *past = o2m_in_type(ctx, 3);
@@ -299,7 +316,7 @@ o2m_status o2m_infer_linear_attention(o2m_infer_ctx *ctx) {
     return s;
   if (!q_heads || !kv_heads || q_heads % kv_heads)
     return o2m_infer_error(ctx, "q_num_heads must be a positive multiple of "
-                           "kv_num_heads");
+                                "kv_num_heads");
   size_t r = 0;
   while (r < 4 && strcmp(rule, rules[r].name)) r++;
   if (r == 4) return o2m_infer_error(ctx, "unknown update_rule '%s'", rule);
@@ -320,9 +337,11 @@ o2m_status o2m_infer_linear_attention(o2m_infer_ctx *ctx) {
     dk = dim_either(dk, past->dims[2]);
     dv = dim_either(dv, past->dims[3]);
   }
-  o2m_dim batch = dim_either(dim_or_fresh(ctx, q, 0), dim_or_fresh(ctx, past, 0));
-  o2m_dim hidden = q_heads == kv_heads ? dim_or_fresh(ctx, v, 2)
-                                       : o2m_dim_mul(ctx, o2m_dim_known(q_heads), dv);
+  o2m_dim batch =
+      dim_either(dim_or_fresh(ctx, q, 0), dim_or_fresh(ctx, past, 0));
+  o2m_dim hidden = q_heads == kv_heads
+                       ? dim_or_fresh(ctx, v, 2)
+                       : o2m_dim_mul(ctx, o2m_dim_known(q_heads), dv);
   o2m_dim y[] = {batch, dim_or_fresh(ctx, q, 1), hidden};
   o2m_dim state[] = {batch, o2m_dim_known(kv_heads), dk, dv};
   out_dims(ctx, 0, q->elem, 3, y);
@@ -338,7 +357,8 @@ o2m_status o2m_infer_swiglu(o2m_infer_ctx *ctx) {
     return O2M_OK;
   }
   if (is_ranked(a) && is_ranked(b) && a->rank != b->rank)
-    return o2m_infer_error(ctx, "A has rank %d, B has rank %d", a->rank, b->rank);
+    return o2m_infer_error(ctx, "A has rank %d, B has rank %d", a->rank,
+                           b->rank);
   const o2m_type *shape = is_ranked(a) ? a : b;
   o2m_type *y = o2m_out_tensor(ctx, 0, a->elem, shape->rank);
   for (int k = 0; k < shape->rank; k++) {
@@ -362,8 +382,8 @@ o2m_status o2m_infer_tensor_scatter(o2m_infer_ctx *ctx) {
     return O2M_OK;
   }
   int64_t axis;
-  o2m_status s = o2m_norm_axis(ctx, o2m_attr_int(ctx, "axis", -2), past->rank,
-                               0, &axis);
+  o2m_status s =
+      o2m_norm_axis(ctx, o2m_attr_int(ctx, "axis", -2), past->rank, 0, &axis);
   if (s) return s;
   if (axis == 0) return o2m_infer_error(ctx, "axis must not be the batch axis");
   if (is_ranked(update)) {
@@ -374,7 +394,8 @@ o2m_status o2m_infer_tensor_scatter(o2m_infer_ctx *ctx) {
       o2m_dim a = past->dims[k], b = update->dims[k];
       if (a.size >= 0 && b.size >= 0 &&
           (k == axis ? b.size > a.size : a.size != b.size))
-        return o2m_infer_error(ctx, "update does not fit past_cache in dim %d", k);
+        return o2m_infer_error(ctx, "update does not fit past_cache in dim %d",
+                               k);
     }
   }
   o2m_out_set_type(ctx, 0, past);

@@ -5,8 +5,8 @@
 #include "infer/infer.h"
 #include "infer/infer_helpers.h"
 
-/* A scalar input (a length, an axis): its value when known, which must be >= `min`;
- * *known is 0 when it is not known. */
+/* A scalar input (a length, an axis): its value when known, which must
+ * be >= `min`; *known is 0 when it is not known. */
 static o2m_status scalar_input(o2m_infer_ctx *ctx, int i, const char *what,
                                int64_t min, int *known, int64_t *value) {
   const o2m_type *t = o2m_in_type(ctx, i);
@@ -17,12 +17,6 @@ static o2m_status scalar_input(o2m_infer_ctx *ctx, int i, const char *what,
     return o2m_infer_error(ctx, "%s must be at least %lld, got %lld", what,
                            (long long)min, (long long)*value);
   return O2M_OK;
-}
-
-/* A ranked tensor input, or NULL. */
-static const o2m_type *ranked_input(o2m_infer_ctx *ctx, int i) {
-  const o2m_type *t = o2m_in_type(ctx, i);
-  return t->kind == O2M_TYPE_TENSOR && t->rank >= 0 ? t : NULL;
 }
 
 /* HannWindow, HammingWindow, BlackmanWindow: [size] of output_datatype. */
@@ -84,7 +78,7 @@ o2m_status o2m_infer_dft(o2m_infer_ctx *ctx) {
   if (!o2m_in_present(ctx, 0)) return o2m_infer_error(ctx, "input 0 is missing");
   int onesided = o2m_attr_int(ctx, "onesided", 0) != 0;
   int inverse = o2m_attr_int(ctx, "inverse", 0) != 0;
-  const o2m_type *in = ranked_input(ctx, 0);
+  const o2m_type *in = o2m_in_ranked(ctx, 0);
   if (!in) {
     o2m_out_tensor(ctx, 0, o2m_in_type(ctx, 0)->elem, -1);
     return O2M_OK;
@@ -131,7 +125,7 @@ o2m_status o2m_infer_stft(o2m_infer_ctx *ctx) {
   o2m_status s = scalar_input(ctx, 1, "frame_step", 1, &step_known, &step);
   if (!s) s = scalar_input(ctx, 3, "frame_length", 1, &length_known, &length);
   if (s) return s;
-  const o2m_type *signal = ranked_input(ctx, 0), *window = ranked_input(ctx, 2);
+  const o2m_type *signal = o2m_in_ranked(ctx, 0), *window = o2m_in_ranked(ctx, 2);
   if (window && window->rank != 1)
     return o2m_infer_error(ctx, "the window must have rank 1, not %d", window->rank);
   if (signal && signal->rank != 3)

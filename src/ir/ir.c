@@ -29,3 +29,25 @@ const char *o2m_model_fresh_symbol(o2m_model *model) {
 }
 
 int o2m_symbol_is_fresh(const char *sym) { return sym && sym[0] == '?'; }
+
+o2m_value *o2m_graph_new_value(o2m_model *model, o2m_graph *g,
+                               const char *name, o2m_value_kind kind) {
+  o2m_arena *arena = &model->arena;
+  o2m_value *v = o2m_arena_alloc(arena, sizeof(*v));
+  if (!v) return NULL;
+  v->name = name;
+  v->kind = kind;
+  v->graph = g;
+  v->type.rank = -1;
+  if (o2m_strmap_put(&g->value_by_name, arena, name, v)) return NULL;
+  int n = g->n_values;
+  if ((n & (n - 1)) == 0) { /* capacity: the next power of two */
+    o2m_value **grown = o2m_arena_grow(arena, g->values, (size_t)n,
+                                       n ? (size_t)n * 2 : 4, sizeof(*grown));
+    if (!grown) return NULL;
+    g->values = grown;
+  }
+  g->values[n] = v;
+  g->n_values = n + 1;
+  return v;
+}

@@ -198,6 +198,8 @@ typedef struct o2m_node {
   const struct o2m_op_info *op; /* NULL when the op table lacks the op */
   struct o2m_graph *graph;      /* the graph holding the node */
   int index;                    /* position in graph->nodes */
+  const char *rewrite_failure;  /* why a transform rule left the node as
+                                   it is (src/transform), or NULL */
 } o2m_node;
 
 typedef enum o2m_value_kind {
@@ -319,6 +321,12 @@ int64_t o2m_model_opset(const o2m_model *model, const char *domain);
 const char *o2m_model_fresh_symbol(o2m_model *model);
 /* Non-zero for a symbol made by o2m_model_fresh_symbol (not a model name). */
 int o2m_symbol_is_fresh(const char *sym);
+
+/* Creates a value named `name` in g (registered by name, appended to
+ * g->values); NULL when out of memory. The caller sets kind-specific
+ * fields. Does not check for duplicates. */
+o2m_value *o2m_graph_new_value(o2m_model *model, o2m_graph *g,
+                               const char *name, o2m_value_kind kind);
 
 /* Finds an attribute by name; NULL when absent. */
 const o2m_attr *o2m_node_attr(const o2m_node *node, const char *name);

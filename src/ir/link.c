@@ -23,18 +23,6 @@ static const char *graph_label(const o2m_graph *g) {
   return g->name && g->name[0] ? g->name : "<unnamed>";
 }
 
-static o2m_value *new_value(linker *l, o2m_graph *g, const char *name,
-                            o2m_value_kind kind) {
-  o2m_value *v = o2m_arena_alloc(&l->model->arena, sizeof(*v));
-  if (!v) return NULL;
-  v->name = name;
-  v->kind = kind;
-  v->graph = g;
-  v->type.rank = -1;
-  if (o2m_strmap_put(&g->value_by_name, &l->model->arena, name, v)) return NULL;
-  return v;
-}
-
 /* Appends to an arena array that grows by doubling (capacity = next power
  * of two at or above count). */
 static int push_value(o2m_arena *arena, o2m_value ***array, int *count, o2m_value *v) {
@@ -74,8 +62,8 @@ static o2m_status define_values(linker *l, o2m_graph *g) {
   for (int i = 0; i < g->n_inits; i++) {
     o2m_tensor *t = g->inits[i];
     if (o2m_strmap_get(&g->value_by_name, t->name)) return duplicate(l, g, t->name, "initializer");
-    o2m_value *v = new_value(l, g, t->name, O2M_VALUE_INITIALIZER);
-    if (!v || push_value(arena, &g->values, &g->n_values, v)) return NOMEM(l);
+    o2m_value *v = o2m_graph_new_value(l->model, g, t->name, O2M_VALUE_INITIALIZER);
+    if (!v) return NOMEM(l);
     v->init = t;
     v->known = t;
     type_of_tensor(arena, t, t->rank, t->dims, &v->type);
@@ -84,8 +72,8 @@ static o2m_status define_values(linker *l, o2m_graph *g) {
     o2m_sparse_tensor *sp = g->sparse_inits[i];
     const char *name = sp->values->name;
     if (o2m_strmap_get(&g->value_by_name, name)) return duplicate(l, g, name, "sparse initializer");
-    o2m_value *v = new_value(l, g, name, O2M_VALUE_INITIALIZER);
-    if (!v || push_value(arena, &g->values, &g->n_values, v)) return NOMEM(l);
+    o2m_value *v = o2m_graph_new_value(l->model, g, name, O2M_VALUE_INITIALIZER);
+    if (!v) return NOMEM(l);
     v->sparse = sp;
     type_of_tensor(arena, sp->values, sp->rank, sp->dims, &v->type);
   }
@@ -99,8 +87,8 @@ static o2m_status define_values(linker *l, o2m_graph *g) {
     } else if (v) {
       return duplicate(l, g, vi->name, "graph input");
     } else {
-      v = new_value(l, g, vi->name, O2M_VALUE_INPUT);
-      if (!v || push_value(arena, &g->values, &g->n_values, v)) return NOMEM(l);
+      v = o2m_graph_new_value(l->model, g, vi->name, O2M_VALUE_INPUT);
+      if (!v) return NOMEM(l);
       v->type = vi->type;
       v->declared = &vi->type;
     }
@@ -120,8 +108,8 @@ static o2m_status define_values(linker *l, o2m_graph *g) {
         snprintf(what, sizeof(what), "output %d of node '%s' (%s)", k, n->name, n->op_type);
         return duplicate(l, g, name, what);
       }
-      o2m_value *v = new_value(l, g, name, O2M_VALUE_NODE);
-      if (!v || push_value(arena, &g->values, &g->n_values, v)) return NOMEM(l);
+      o2m_value *v = o2m_graph_new_value(l->model, g, name, O2M_VALUE_NODE);
+      if (!v) return NOMEM(l);
       v->producer = n;
       v->producer_output = k;
       n->outputs[k] = v;
@@ -150,8 +138,8 @@ static o2m_value *resolve(linker *l, o2m_graph *g, const char *name, int *oom) {
     *oom = 1;
     return NULL;
   }
-  v = new_value(l, g, name, O2M_VALUE_OUTER);
-  if (!v || push_value(&l->model->arena, &g->values, &g->n_values, v)) {
+  v = o2m_graph_new_value(l->model, g, name, O2M_VALUE_OUTER);
+  if (!v) {
     *oom = 1;
     return NULL;
   }

@@ -115,9 +115,6 @@ o2m_status o2m_dec_tensor(o2m_decoder *d, o2m_bytes msg, const char *kind,
 o2m_status o2m_dec_sparse_tensor(o2m_decoder *d, o2m_bytes msg,
                                  const char *kind, int64_t index,
                                  o2m_sparse_tensor **out);
-/* Checks dims (none negative) and returns their product (0-d: 1). */
-o2m_status o2m_dec_dims_count(o2m_decoder *d, const int64_t *dims, int rank,
-                              size_t offset, int64_t *count);
 
 /* decode_graph.c. `owner` is the node whose attribute holds the graph
  * (NULL for the main graph). */
@@ -131,7 +128,6 @@ o2m_status o2m_dec_attr(o2m_decoder *d, o2m_bytes msg, int64_t index,
 o2m_status o2m_dec_value_info(o2m_decoder *d, o2m_bytes msg,
                               const char *kind, int64_t index,
                               o2m_value_info *out);
-o2m_status o2m_dec_type(o2m_decoder *d, o2m_bytes msg, o2m_type *out);
 
 /* decode_model.c */
 o2m_status o2m_dec_string_pair(o2m_decoder *d, o2m_bytes msg,

@@ -304,10 +304,6 @@ static o2m_status decode_type(o2m_decoder *d, o2m_bytes msg, const char *kind,
   return st;
 }
 
-o2m_status o2m_dec_type(o2m_decoder *d, o2m_bytes msg, o2m_type *out) {
-  return decode_type(d, msg, "type", out);
-}
-
 /* ---- ValueInfoProto ---- */
 
 static o2m_status value_info_body(o2m_decoder *d, o2m_bytes msg,
@@ -329,7 +325,7 @@ static o2m_status value_info_body(o2m_decoder *d, o2m_bytes msg,
       st = o2m_dec_string(d, &f, "doc_string", &out->doc);
   }
   if ((st = o2m_dec_done(d, st, r))) return st;
-  return type.ptr ? o2m_dec_type(d, type, &out->type) : O2M_OK;
+  return type.ptr ? decode_type(d, type, "type", &out->type) : O2M_OK;
 }
 
 o2m_status o2m_dec_value_info(o2m_decoder *d, o2m_bytes msg,
@@ -469,7 +465,7 @@ static o2m_status read_singular_value(o2m_decoder *d, const attr_scan *s,
     return o2m_dec_sparse_tensor(d, view, "sparse_tensor", -1, &a->sparse);
   default: /* TYPE_PROTO */
     a->tp = o2m_arena_alloc(d->arena, sizeof(o2m_type));
-    return a->tp ? o2m_dec_type(d, view, a->tp) : o2m_dec_nomem(d);
+    return a->tp ? decode_type(d, view, "type", a->tp) : o2m_dec_nomem(d);
   }
 }
 

@@ -83,7 +83,7 @@ typedef struct tensor_scan {
   o2m_span dims_span, data_span;
   size_t typed_count[TENSOR_FIELD_LIMIT]; /* elements per typed field */
   int typed_seen;                         /* bit per typed field number */
-  int n_strings, n_external;
+  int n_strings;
   o2m_bytes raw;
   size_t raw_offset;
 } tensor_scan;
@@ -106,8 +106,9 @@ static const char *dims_text(char *buf, size_t cap, const int64_t *dims,
   return buf;
 }
 
-o2m_status o2m_dec_dims_count(o2m_decoder *d, const int64_t *dims, int rank,
-                              size_t offset, int64_t *count) {
+/* Checks dims (none negative) and returns their product (0-d: 1). */
+static o2m_status dims_count(o2m_decoder *d, const int64_t *dims, int rank,
+                             size_t offset, int64_t *count) {
   int64_t product = 1;
   int has_zero = 0;
   for (int i = 0; i < rank; i++) {
@@ -170,7 +171,7 @@ static o2m_status scan_tensor(o2m_decoder *d, o2m_bytes msg, o2m_tensor *t,
       if (!st) o2m_span_add(&s->data_span, d, &f, &w);
       break;
     case TENSOR_EXTERNAL_DATA:
-      st = o2m_dec_count_len(d, &f, "external_data", &s->n_external);
+      st = o2m_dec_expect(d, &f, O2M_WIRE_LEN, "external_data");
       if (!st) o2m_span_add(&s->data_span, d, &f, &w);
       break;
     case TENSOR_NAME:
@@ -192,7 +193,7 @@ static o2m_status scan_tensor(o2m_decoder *d, o2m_bytes msg, o2m_tensor *t,
       break;
     }
   }
-  return st ? st : (r < 0 ? d->diag->status : O2M_OK);
+  return o2m_dec_done(d, st, r);
 }
 
 static o2m_status read_dims(o2m_decoder *d, o2m_tensor *t,
@@ -233,6 +234,10 @@ static o2m_status read_typed(o2m_decoder *d, o2m_tensor *t,
                                : (size_t)t->count;
   size_t n = s->typed_count[field];
   int one_per_element = bits < 8 && n != expected && n == (size_t)t->count;
+  if (n == 0)
+    return o2m_dec_fail(d, O2M_ERR_INVALID, s->start,
+                        "the tensor has no data: neither raw_data nor %s",
+                        field_name(field));
   if (n != expected && !one_per_element) {
     char text[256];
     return o2m_dec_fail(d, O2M_ERR_INVALID, s->start,
@@ -402,7 +407,7 @@ static o2m_status attach_data(o2m_decoder *d, o2m_tensor *t,
     t->origin = O2M_DATA_INLINE;
     return O2M_OK;
   }
-  if (t->count == 0) return O2M_OK;
+  if (t->count == 0 && !(s->typed_seen >> field & 1)) return O2M_OK;
   return read_typed(d, t, s, field);
 }
 
@@ -410,7 +415,7 @@ static o2m_status tensor_body(o2m_decoder *d, o2m_bytes msg, o2m_tensor *t,
                               o2m_where *where) {
   tensor_scan s;
   memset(&s, 0, sizeof(s));
-  s.start = (size_t)(msg.ptr - d->base);
+  s.start = o2m_dec_offset(d, msg);
   t->name = t->doc = "";
   where->name = &t->name;
   o2m_status st = scan_tensor(d, msg, t, &s);
@@ -423,7 +428,7 @@ static o2m_status tensor_body(o2m_decoder *d, o2m_bytes msg, o2m_tensor *t,
                         (long long)s.data_type);
   t->dtype = (o2m_dtype)s.data_type;
   if ((st = read_dims(d, t, &s))) return st;
-  if ((st = o2m_dec_dims_count(d, t->dims, t->rank, s.start, &t->count)))
+  if ((st = dims_count(d, t->dims, t->rank, s.start, &t->count)))
     return st;
   t->nbytes = o2m_dtype_storage_bytes(t->dtype, t->count);
   if (t->nbytes == SIZE_MAX)
@@ -437,7 +442,7 @@ o2m_status o2m_dec_tensor(o2m_decoder *d, o2m_bytes msg, const char *kind,
                           int64_t index, o2m_tensor **out) {
   o2m_where where;
   o2m_status st =
-      o2m_dec_push(d, &where, kind, index, (size_t)(msg.ptr - d->base));
+      o2m_dec_push(d, &where, kind, index, o2m_dec_offset(d, msg));
   o2m_tensor *t = NULL;
   if (!st && !(t = o2m_arena_alloc(d->arena, sizeof(*t))))
     st = o2m_dec_nomem(d);
@@ -471,7 +476,7 @@ static o2m_status sparse_body(o2m_decoder *d, o2m_bytes msg,
                               o2m_sparse_tensor *sp, o2m_where *where) {
   const char *name = ""; /* the values' name, once known */
   where->name = &name;
-  size_t start = (size_t)(msg.ptr - d->base);
+  size_t start = o2m_dec_offset(d, msg);
   o2m_bytes values = {0}, indices = {0};
   o2m_span dims_span = {0};
   o2m_wire w = o2m_wire_sub(d->base, msg.ptr, msg.len);
@@ -509,7 +514,7 @@ static o2m_status sparse_body(o2m_decoder *d, o2m_bytes msg,
     if (r < 0) return d->diag->status;
   }
   int64_t dense_count;
-  if ((st = o2m_dec_dims_count(d, sp->dims, sp->rank, start, &dense_count)))
+  if ((st = dims_count(d, sp->dims, sp->rank, start, &dense_count)))
     return st;
   if ((st = o2m_dec_tensor(d, values, "values", -1, &sp->values))) return st;
   name = sp->values->name;
@@ -523,7 +528,7 @@ o2m_status o2m_dec_sparse_tensor(o2m_decoder *d, o2m_bytes msg,
                                  o2m_sparse_tensor **out) {
   o2m_where where;
   o2m_status st =
-      o2m_dec_push(d, &where, kind, index, (size_t)(msg.ptr - d->base));
+      o2m_dec_push(d, &where, kind, index, o2m_dec_offset(d, msg));
   o2m_sparse_tensor *sp = NULL;
   if (!st && !(sp = o2m_arena_alloc(d->arena, sizeof(*sp))))
     st = o2m_dec_nomem(d);

@@ -12,17 +12,29 @@
 
 #include <stdio.h>
 
+#include "exec/run.h"
 #include "onnx2mlir.h"
 
-#define O2M_PLUGIN_ABI 1
+#define O2M_PLUGIN_ABI 2
 #define O2M_PLUGIN_SYMBOL "o2m_plugin_v1"
 
 struct o2m_plugin {
   int abi; /* O2M_PLUGIN_ABI of the plugin's build */
   /* o2m_model_import: emits the model for options->target into `out`. */
-  o2m_status (*import)(const o2m_model *model,
+  o2m_status (*import)(o2m_model *model,
                        const o2m_import_options *options, FILE *out,
                        o2m_diag *diag);
+  /* o2m_run_model (exec/run.h): runs the model on concrete inputs. */
+  o2m_status (*run_model)(o2m_model *model, const o2m_run_options *options,
+                          int n_inputs, const o2m_tensor *const *inputs,
+                          o2m_tensor **outputs, o2m_arena *arena,
+                          o2m_run_phase *failed, o2m_diag *diag);
+  /* o2m_run_mlir_file (exec/run.h): runs an MLIR module from a file. */
+  o2m_status (*run_mlir_file)(const char *path, const char *entry,
+                              const o2m_run_options *options, int n_inputs,
+                              const o2m_tensor *const *inputs, int *n_outputs,
+                              o2m_tensor ***outputs, o2m_arena *arena,
+                              o2m_run_phase *failed, o2m_diag *diag);
 };
 
 extern const struct o2m_plugin o2m_plugin_v1;

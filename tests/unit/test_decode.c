@@ -1,213 +1,14 @@
 /* test_decode.c - unit tests of the ONNX reader (src/onnx) on protobuf
  * bytes built by hand: every message kind, old-style attributes, unknown
- * fields, malformed and truncated input, tensor payloads of every dtype,
- * external data (under a temporary directory in /tmp) and the dtype
- * helpers of ir.h. */
+ * fields of every wire type, wrong wire types, malformed, truncated and
+ * corrupted input, and nesting limits. Tensor payloads and external data
+ * are test_tensor.c's. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "check.h"
-#include "onnx/reader.h"
-
-/* ---- a protobuf writer ---------------------------------------------- */
-
-typedef struct pb {
-  uint8_t *b;
-  size_t n, cap;
-} pb;
-
-static pb *every_pb[16384];
-static int n_pbs;
-
-static pb *pb_new(void) {
-  pb *p = calloc(1, sizeof(*p));
-  if (!p || n_pbs == 16384) abort();
-  every_pb[n_pbs++] = p;
-  return p;
-}
-
-static void pb_free_all(void) {
-  for (int i = 0; i < n_pbs; i++) free(every_pb[i]->b), free(every_pb[i]);
-  n_pbs = 0;
-}
-
-static void put_raw(pb *p, const void *data, size_t n) {
-  if (p->n + n > p->cap) {
-    p->cap = (p->n + n) * 2 + 64;
-    p->b = realloc(p->b, p->cap);
-    if (!p->b) abort();
-  }
-  if (n) memcpy(p->b + p->n, data, n);
-  p->n += n;
-}
-
-static void put_varint(pb *p, uint64_t v) {
-  do {
-    uint8_t byte = (uint8_t)(v & 0x7F) | (v > 0x7F ? 0x80 : 0);
-    put_raw(p, &byte, 1);
-    v >>= 7;
-  } while (v);
-}
-
-static void put_tag(pb *p, unsigned field, int type) {
-  put_varint(p, (uint64_t)field << 3 | (unsigned)type);
-}
-static void put_int(pb *p, unsigned field, int64_t v) {
-  put_tag(p, field, 0);
-  put_varint(p, (uint64_t)v);
-}
-static void put_len(pb *p, unsigned field, const void *data, size_t n) {
-  put_tag(p, field, 2);
-  put_varint(p, n);
-  put_raw(p, data, n);
-}
-static void put_str(pb *p, unsigned field, const char *s) {
-  put_len(p, field, s, strlen(s));
-}
-static void put_msg(pb *p, unsigned field, const pb *m) {
-  put_len(p, field, m->b, m->n);
-}
-static void put_fixed32(pb *p, unsigned field, uint32_t v) {
-  uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
-                  (uint8_t)(v >> 24)};
-  put_tag(p, field, 5);
-  put_raw(p, b, 4);
-}
-static void put_fixed64(pb *p, unsigned field, uint64_t v) {
-  uint8_t b[8];
-  for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i));
-  put_tag(p, field, 1);
-  put_raw(p, b, 8);
-}
-static uint32_t float_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-static void put_float(pb *p, unsigned field, float f) {
-  put_fixed32(p, field, float_bits(f));
-}
-static void put_packed(pb *p, unsigned field, const int64_t *v, int n) {
-  pb *run = pb_new();
-  for (int i = 0; i < n; i++) put_varint(run, (uint64_t)v[i]);
-  put_msg(p, field, run);
-}
-/* One unknown field of every wire type, a group included. */
-static void put_unknowns(pb *p) {
-  put_int(p, 900, 12345);
-  put_fixed64(p, 901, 1);
-  put_str(p, 902, "ignored");
-  put_fixed32(p, 903, 2);
-  put_tag(p, 904, 3);
-  put_int(p, 1, 7);
-  put_tag(p, 904, 4);
-}
-
-/* ---- ONNX message builders ------------------------------------------ */
-
-static pb *tensor_pb(const char *name, int dtype, const int64_t *dims,
-                     int rank) {
-  pb *t = pb_new();
-  put_packed(t, 1, dims, rank);
-  put_int(t, 2, dtype);
-  put_str(t, 8, name);
-  return t;
-}
-
-/* TypeProto.tensor_type with a shape; dims < 0 have neither value nor
- * param, params[i] (when non-NULL) names a dim. rank < 0: no shape. */
-static pb *tensor_type_pb(int elem, const int64_t *dims, const char **params,
-                          int rank) {
-  pb *tt = pb_new(), *shape = pb_new(), *type = pb_new();
-  put_int(tt, 1, elem);
-  for (int i = 0; i < rank; i++) {
-    pb *dim = pb_new();
-    if (params && params[i])
-      put_str(dim, 2, params[i]);
-    else if (dims[i] >= 0)
-      put_int(dim, 1, dims[i]);
-    put_str(dim, 3, "denotation");
-    put_msg(shape, 1, dim);
-  }
-  if (rank >= 0) put_msg(tt, 2, shape);
-  put_msg(type, 1, tt);
-  return type;
-}
-
-static pb *value_info_pb(const char *name, const pb *type) {
-  pb *vi = pb_new();
-  put_str(vi, 1, name);
-  if (type) put_msg(vi, 2, type);
-  return vi;
-}
-
-static pb *node_pb(const char *op, const char *name, const char **inputs,
-                   int n_in, const char **outputs, int n_out) {
-  pb *n = pb_new();
-  for (int i = 0; i < n_in; i++) put_str(n, 1, inputs[i]);
-  for (int i = 0; i < n_out; i++) put_str(n, 2, outputs[i]);
-  put_str(n, 3, name);
-  put_str(n, 4, op);
-  return n;
-}
-
-static pb *model_pb(const pb *graph) {
-  pb *m = pb_new(), *opset = pb_new();
-  put_int(m, 1, 8);
-  put_str(opset, 1, "ai.onnx");
-  put_int(opset, 2, 17);
-  put_msg(m, 8, opset);
-  if (graph) put_msg(m, 7, graph);
-  return m;
-}
-
-/* A model whose graph holds one node. */
-static pb *model_with_node(const pb *node) {
-  pb *g = pb_new();
-  put_msg(g, 1, node);
-  put_str(g, 2, "main");
-  return model_pb(g);
-}
-
-/* ---- decoding -------------------------------------------------------- */
-
-static o2m_model *decode_bytes(const uint8_t *bytes, size_t n,
-                               const char *base_dir, o2m_status *st,
-                               o2m_diag *diag) {
-  o2m_model *m = calloc(1, sizeof(*m));
-  if (!m) abort();
-  m->path = "m.onnx";
-  m->base_dir = base_dir;
-  memset(diag, 0, sizeof(*diag));
-  *st = o2m_decode_model(m, bytes, n, diag);
-  return m;
-}
-
-static o2m_model *decode(const pb *p, o2m_status *st, o2m_diag *diag) {
-  return decode_bytes(p->b, p->n, NULL, st, diag);
-}
-
-static void release(o2m_model *m) {
-  for (int i = 0; i < m->n_mappings; i++) o2m_unmap_file(&m->mappings[i]);
-  o2m_arena_free(&m->arena);
-  free(m);
-}
-
-/* Decodes and releases; returns the status and leaves the message. */
-static o2m_status try_decode(const pb *p, o2m_diag *diag) {
-  o2m_status st;
-  release(decode(p, &st, diag));
-  return st;
-}
-
-static o2m_status decode_standalone(const pb *t, o2m_arena *arena,
-                                    o2m_tensor **out, o2m_diag *diag) {
-  memset(diag, 0, sizeof(*diag));
-  return o2m_decode_tensor(arena, t->b, t->n, "t.pb", out, diag);
-}
+#include "pb_writer.h"
 
 /* ---- tests ----------------------------------------------------------- */
 
@@ -725,515 +526,128 @@ static void test_nesting_limits(void) {
   CHECK(try_decode(model_pb(graph), &diag) == O2M_ERR_UNSUPPORTED);
 }
 
-/* ---- tensors ---- */
-
-/* Decodes a standalone tensor; on success copies its payload to `out`. */
-static o2m_status tensor_bytes(const pb *t, uint8_t *out, size_t cap,
-                               size_t *nbytes, o2m_diag *diag) {
-  o2m_arena arena = {0};
-  o2m_tensor *tensor;
-  o2m_status st = decode_standalone(t, &arena, &tensor, diag);
-  if (!st) {
-    *nbytes = tensor->nbytes;
-    if (tensor->nbytes <= cap && tensor->data)
-      memcpy(out, tensor->data, tensor->nbytes);
-  }
-  o2m_arena_free(&arena);
-  return st;
+static int warnings;
+static void count_warning(void *user, const char *message) {
+  (void)user;
+  (void)message;
+  warnings++;
 }
 
-/* int32_data values for `dtype`, packed or one per field occurrence. */
-static pb *int32_tensor(int dtype, const int64_t *dims, int rank,
-                        const int64_t *vals, int n, int packed) {
-  pb *t = tensor_pb("t", dtype, dims, rank);
-  if (packed)
-    put_packed(t, 5, vals, n);
-  else
-    for (int i = 0; i < n; i++) put_int(t, 5, vals[i]);
-  return t;
-}
-
-static void test_typed_fields(void) {
-  o2m_diag diag;
-  uint8_t out[64];
-  size_t nb;
-  int64_t d3[] = {3}, d2[] = {2}, d1[] = {1};
-
-  /* float_data, packed and unpacked */
-  pb *t = tensor_pb("f", 1, d2, 1);
-  put_float(t, 4, 1.5f);
-  put_float(t, 4, -3.0f);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 8 &&
-        ((float *)out)[0] == 1.5f && ((float *)out)[1] == -3.0f);
-  t = tensor_pb("f", 1, d2, 1);
-  float fl[2] = {2.5f, 4.0f};
-  put_len(t, 4, fl, 8);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && ((float *)out)[1] == 4.0f);
-  /* complex64 in float_data: two floats per element */
-  t = tensor_pb("c", 14, d1, 1);
-  put_len(t, 4, fl, 8);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 8 &&
-        ((float *)out)[0] == 2.5f);
-  /* double and complex128 in double_data */
-  t = tensor_pb("d", 11, d1, 1);
-  double dv = -0.25;
-  uint64_t dbits;
-  memcpy(&dbits, &dv, 8);
-  put_fixed64(t, 10, dbits);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 8 &&
-        ((double *)out)[0] == -0.25);
-  t = tensor_pb("z", 15, d1, 1);
-  put_fixed64(t, 10, dbits);
-  put_fixed64(t, 10, dbits);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 16 &&
-        ((double *)out)[1] == -0.25);
-  /* int64_data, uint64_data for uint64 and uint32 */
-  int64_t i64[] = {-1, INT64_MAX, 0};
-  t = tensor_pb("i", 7, d3, 1);
-  put_packed(t, 7, i64, 3);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 24 &&
-        ((int64_t *)out)[0] == -1 && ((int64_t *)out)[1] == INT64_MAX);
-  t = tensor_pb("u", 13, d1, 1);
-  put_int(t, 11, -1);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) &&
-        ((uint64_t *)out)[0] == UINT64_MAX);
-  t = tensor_pb("u", 12, d2, 1);
-  int64_t u32[] = {4000000000, 7};
-  put_packed(t, 11, u32, 2);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 8 &&
-        ((uint32_t *)out)[0] == 4000000000u && ((uint32_t *)out)[1] == 7);
-  /* int32_data for every narrower type, packed and unpacked */
-  int64_t small[] = {-2, 127, 5};
-  for (int packed = 0; packed < 2; packed++) {
-    t = int32_tensor(3, d3, 1, small, 3, packed); /* int8 */
-    CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 3 &&
-          (int8_t)out[0] == -2 && out[1] == 127);
-    t = int32_tensor(5, d3, 1, small, 3, packed); /* int16 */
-    CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 6 &&
-          ((int16_t *)out)[0] == -2);
-    t = int32_tensor(6, d3, 1, small, 3, packed); /* int32 */
-    CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 12 &&
-          ((int32_t *)out)[0] == -2 && ((int32_t *)out)[2] == 5);
-  }
-  int64_t u8[] = {255, 0, 128};
-  t = int32_tensor(2, d3, 1, u8, 3, 1);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && out[0] == 255 &&
-        out[2] == 128);
-  int64_t u16[] = {65535, 1, 2};
-  t = int32_tensor(4, d3, 1, u16, 3, 1);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) &&
-        ((uint16_t *)out)[0] == 65535);
-  int64_t bools[] = {0, 1, 2};
-  t = int32_tensor(9, d3, 1, bools, 3, 1);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 3 && out[0] == 0 &&
-        out[1] == 1 && out[2] == 1);
-  int64_t halfs[] = {0x3C00, 0xBC00};
-  t = int32_tensor(10, d2, 1, halfs, 2, 1); /* float16 bit patterns */
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 4 &&
-        ((uint16_t *)out)[0] == 0x3C00 && ((uint16_t *)out)[1] == 0xBC00);
-  t = int32_tensor(16, d2, 1, halfs, 2, 0); /* bfloat16 */
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 4 &&
-        ((uint16_t *)out)[1] == 0xBC00);
-  int64_t f8[] = {0x38, 0xFF};
-  for (int dtype = 17; dtype <= 20; dtype++) {
-    t = int32_tensor(dtype, d2, 1, f8, 2, 1);
-    CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 2 &&
-          out[0] == 0x38 && out[1] == 0xFF);
-  }
-  t = int32_tensor(24, d2, 1, f8, 2, 1); /* float8e8m0 */
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 2);
-  /* 4-bit types: one byte of two elements per entry, as the proto says */
-  int64_t nibbles[] = {0x21, 0x03};
-  for (int dtype = 21; dtype <= 23; dtype++) {
-    t = int32_tensor(dtype, d3, 1, nibbles, 2, 1);
-    CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 2 &&
-          out[0] == 0x21 && out[1] == 0x03);
-  }
-  /* ... and one element per entry, from older writers */
-  int64_t elems[] = {1, 2, -1};
-  t = int32_tensor(22, d3, 1, elems, 3, 1);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 2 &&
-        out[0] == 0x21 && out[1] == 0x0F);
-  /* 2-bit types: four elements per byte */
-  int64_t crumbs[] = {0xE4, 0x01};
-  int64_t d5[] = {5};
-  for (int dtype = 25; dtype <= 26; dtype++) {
-    t = int32_tensor(dtype, d5, 1, crumbs, 2, 1);
-    CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 2 &&
-          out[0] == 0xE4 && out[1] == 0x01);
-  }
-  int64_t two_bit[] = {0, 1, 2, 3, 1};
-  t = int32_tensor(25, d5, 1, two_bit, 5, 1);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && out[0] == 0xE4 &&
-        out[1] == 0x01);
-
-  /* strings: views, count checked */
-  o2m_arena arena = {0};
-  o2m_tensor *st_t;
-  t = tensor_pb("s", 8, d2, 1);
-  put_str(t, 6, "hello");
-  put_str(t, 6, "");
-  CHECK(!decode_standalone(t, &arena, &st_t, &diag) && st_t->count == 2 &&
-        st_t->strings[0].len == 5 &&
-        !memcmp(st_t->strings[0].ptr, "hello", 5) &&
-        st_t->strings[1].len == 0 && st_t->data == NULL);
-  o2m_arena_free(&arena);
-  t = tensor_pb("s", 8, d3, 1);
-  put_str(t, 6, "one");
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_INVALID);
-  t = tensor_pb("s", 8, d1, 1);
-  put_len(t, 9, "x", 1);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_INVALID);
-}
-
-static void test_tensor_errors(void) {
-  o2m_diag diag;
-  uint8_t out[64];
-  size_t nb;
-  int64_t d2[] = {2}, d23[] = {2, 3};
-  /* raw_data shorter than the dims need */
-  pb *t = tensor_pb("r", 1, d23, 2);
-  put_len(t, 9, "12345678", 8);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_INVALID &&
-        strstr(diag.message, "raw_data holds 8 bytes") &&
-        strstr(diag.message, "[2,3]") && strstr(diag.message, "need 24"));
-  /* dims whose product overflows int64, and a negative dim */
-  int64_t huge[] = {INT64_C(1) << 40, INT64_C(1) << 40};
-  t = tensor_pb("h", 1, huge, 2);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_INVALID &&
-        strstr(diag.message, "overflows"));
-  int64_t with_zero[] = {INT64_C(1) << 40, INT64_C(1) << 40, 0};
-  t = tensor_pb("z", 1, with_zero, 3);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 0);
-  int64_t too_big[] = {INT64_C(1) << 62}; /* fits int64, not in bytes */
-  t = tensor_pb("b", 1, too_big, 1);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_UNSUPPORTED);
-  int64_t negative[] = {-3};
-  t = tensor_pb("n", 1, negative, 1);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_INVALID &&
-        strstr(diag.message, "negative"));
-  /* the wrong typed field for the dtype */
-  t = tensor_pb("w", 7, d2, 1);
-  put_float(t, 4, 1.0f);
-  put_float(t, 4, 1.0f);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_INVALID &&
-        strstr(diag.message, "float_data"));
-  /* too few values, and raw_data next to a typed field */
-  t = tensor_pb("c", 1, d2, 1);
-  put_float(t, 4, 1.0f);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_INVALID &&
-        strstr(diag.message, "holds 1 values"));
-  t = tensor_pb("c", 1, d2, 1);
-  put_float(t, 4, 1.0f);
-  put_float(t, 4, 1.0f);
-  put_len(t, 9, "12345678", 8);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_INVALID);
-  /* no data_type, an unknown one */
-  t = pb_new();
-  put_packed(t, 1, d2, 1);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_INVALID &&
-        strstr(diag.message, "data_type is missing"));
-  t = tensor_pb("u", 77, d2, 1);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_INVALID);
-  /* a 0-d tensor holds one element; an empty one has no data */
-  t = tensor_pb("s", 6, NULL, 0);
-  put_int(t, 5, 9);
-  CHECK(!tensor_bytes(t, out, 64, &nb, &diag) && nb == 4 &&
-        ((int32_t *)out)[0] == 9);
-  int64_t d0[] = {0};
-  t = tensor_pb("e", 1, d0, 1);
-  o2m_arena arena = {0};
-  o2m_tensor *tensor;
-  CHECK(!decode_standalone(t, &arena, &tensor, &diag) && tensor->count == 0 &&
-        tensor->data == NULL && tensor->nbytes == 0);
-  o2m_arena_free(&arena);
-  /* a standalone tensor cannot point at external data */
-  t = tensor_pb("x", 1, d2, 1);
-  pb *kv = pb_new();
-  put_str(kv, 1, "location");
-  put_str(kv, 2, "w.bin");
-  put_msg(t, 13, kv);
-  put_int(t, 14, 1);
-  CHECK(tensor_bytes(t, out, 64, &nb, &diag) == O2M_ERR_UNSUPPORTED);
-  /* an empty buffer is a tensor without data_type */
-  memset(&diag, 0, sizeof(diag));
-  CHECK(o2m_decode_tensor(&arena, NULL, 0, "e.pb", &tensor, &diag) ==
-            O2M_ERR_INVALID &&
-        !strncmp(diag.message, "e.pb: tensor: ", 14));
-  o2m_arena_free(&arena);
-}
-
-static void test_sparse_errors(void) {
-  o2m_diag diag;
-  int64_t d2[] = {2}, d21[] = {2, 1}, d10[] = {10};
-  pb *sv = tensor_pb("sp", 1, d2, 1), *si = tensor_pb("", 6, d2, 1);
+/* The list attribute kinds the full model leaves out, warnings, and the
+ * rarer message fields. */
+static void test_more_kinds(void) {
+  const char *in[] = {"x"}, *out[] = {"y"};
+  pb *n = node_pb("Foo", "", in, 1, out, 1);
+  pb *a = pb_new(), *g1 = pb_new(), *g2 = pb_new();
+  put_str(g1, 2, "g1");
+  put_str(g2, 2, "g2");
+  put_str(a, 1, "graphs");
+  put_int(a, 20, 10);
+  put_msg(a, 11, g1);
+  put_msg(a, 11, g2);
+  put_msg(n, 5, a);
+  int64_t d1[] = {1}, d4[] = {4};
+  pb *sv = tensor_pb("v", 1, d1, 1), *si = tensor_pb("", 7, d1, 1);
   put_float(sv, 4, 1.0f);
-  put_float(sv, 4, 2.0f);
-  int64_t idx[] = {0, 1};
-  put_packed(si, 5, idx, 2);
+  put_int(si, 7, 3);
   pb *sp = pb_new();
   put_msg(sp, 1, sv);
-  put_msg(sp, 2, si); /* int32 indices: refused */
-  put_packed(sp, 3, d10, 1);
-  pb *g = pb_new();
-  put_msg(g, 15, sp);
+  put_msg(sp, 2, si);
+  put_packed(sp, 3, d4, 1);
+  a = pb_new();
+  put_str(a, 1, "sparse");
+  put_int(a, 20, 11);
+  put_msg(a, 22, sp);
+  put_msg(n, 5, a);
+  a = pb_new();
+  put_str(a, 1, "sparses");
+  put_int(a, 20, 12);
+  put_msg(a, 23, sp);
+  put_msg(a, 23, sp);
+  put_msg(n, 5, a);
+  a = pb_new();
+  put_str(a, 1, "types");
+  put_int(a, 20, 14);
+  put_msg(a, 15, tensor_type_pb(1, NULL, NULL, -1));
+  pb *opaque = pb_new(), *opaque_type = pb_new();
+  put_str(opaque, 1, "dom");
+  put_msg(opaque_type, 7, opaque);
+  put_msg(a, 15, opaque_type);
+  put_msg(n, 5, a);
+  a = pb_new(); /* typed INT, but also carrying floats: warned, ignored */
+  put_str(a, 1, "mixed");
+  put_str(a, 13, "doc");
+  put_int(a, 20, 2);
+  put_int(a, 3, 9);
+  put_float(a, 7, 1.0f);
+  put_msg(n, 5, a);
+  pb *m = model_with_node(n);
+  pb *fn = pb_new();
+  put_str(fn, 1, "F");
+  put_str(fn, 13, "variant");
+  put_str(fn, 8, "doc");
+  put_msg(fn, 12, value_info_pb("t", tensor_type_pb(1, NULL, NULL, -1)));
+  put_msg(m, 25, fn);
+
+  o2m_status st;
+  o2m_diag diag;
+  o2m_model *model = calloc(1, sizeof(*model));
+  model->path = "m.onnx";
+  memset(&diag, 0, sizeof(diag));
+  diag.warn = count_warning;
+  warnings = 0;
+  st = o2m_decode_model(model, m->b, m->n, &diag);
+  CHECK(st == O2M_OK && warnings == 2);
+  if (!st) {
+    const o2m_node *node = model->graph->nodes[0];
+    CHECK(node->attrs[0].count == 2 &&
+          !strcmp(node->attrs[0].graphs[1]->name, "g2") &&
+          node->attrs[0].graphs[1]->owner == node);
+    CHECK(node->attrs[1].sparse->rank == 1 &&
+          node->attrs[1].sparse->values->count == 1);
+    CHECK(node->attrs[2].count == 2 && node->attrs[2].sparses[1]->dims[0] == 4);
+    CHECK(node->attrs[3].count == 2 &&
+          node->attrs[3].tps[0]->kind == O2M_TYPE_TENSOR &&
+          node->attrs[3].tps[1]->kind == O2M_TYPE_UNKNOWN);
+    CHECK(node->attrs[4].type == O2M_ATTR_INT && node->attrs[4].i == 9 &&
+          node->attrs[4].floats == NULL && !strcmp(node->attrs[4].doc, "doc"));
+    const o2m_function *f = &model->functions[0];
+    CHECK(!strcmp(f->overload, "variant") && !strcmp(f->doc, "doc") &&
+          f->n_value_infos == 1 && !strcmp(f->value_infos[0].name, "t"));
+  }
+  release(model);
+
+  /* a function without a name; a map with a bad key type; sparse values
+   * that are not 1-D; a data_location that does not exist */
+  fn = pb_new();
+  put_str(fn, 4, "a");
+  m = model_pb(pb_new());
+  put_msg(m, 25, fn);
+  CHECK(try_decode(m, &diag) == O2M_ERR_INVALID &&
+        strstr(diag.message, "function 0: function has no name"));
+  pb *map = pb_new(), *map_type = pb_new(), *g = pb_new();
+  put_int(map, 1, -4);
+  put_msg(map_type, 5, map);
+  put_msg(g, 11, value_info_pb("m", map_type));
   CHECK(try_decode(model_pb(g), &diag) == O2M_ERR_INVALID &&
-        strstr(diag.message, "sparse_initializer 0 'sp'"));
-  si = tensor_pb("", 7, d21, 2);
-  put_packed(si, 7, idx, 2);
+        strstr(diag.message, "key_type"));
+  int64_t d11[] = {1, 1};
+  sv = tensor_pb("v", 1, d11, 2);
+  put_float(sv, 4, 1.0f);
   sp = pb_new();
   put_msg(sp, 1, sv);
-  put_msg(sp, 2, si); /* [2,1] coordinates for a 1-D tensor: fine */
-  put_packed(sp, 3, d10, 1);
-  g = pb_new();
-  put_msg(g, 15, sp);
-  CHECK(try_decode(model_pb(g), &diag) == O2M_OK);
-  sp = pb_new();
   put_msg(sp, 2, si);
   g = pb_new();
   put_msg(g, 15, sp);
   CHECK(try_decode(model_pb(g), &diag) == O2M_ERR_INVALID &&
-        strstr(diag.message, "values is missing"));
-}
-
-/* ---- external data ---- */
-
-static char tmpdir[64];
-
-static void write_file(const char *name, const void *data, size_t n) {
-  char path[256];
-  snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-  FILE *f = fopen(path, "wb");
-  if (!f) abort();
-  if (n) fwrite(data, 1, n, f);
-  fclose(f);
-}
-
-/* A model with one float initializer of `count` elements stored in
- * `location` at `offset`/`length` (NULL: not written). */
-static pb *external_model(const char *name, int64_t count,
-                          const char *location, const char *offset,
-                          const char *length) {
-  pb *t = tensor_pb(name, 1, &count, 1);
-  const char *keys[] = {"location", "offset", "length", "checksum"};
-  const char *values[] = {location, offset, length, "abc"};
-  for (int i = 0; i < 4; i++) {
-    if (!values[i]) continue;
-    pb *kv = pb_new();
-    put_str(kv, 1, keys[i]);
-    put_str(kv, 2, values[i]);
-    put_msg(t, 13, kv);
-  }
-  put_int(t, 14, 1);
-  pb *g = pb_new();
-  put_msg(g, 5, t);
-  return model_pb(g);
-}
-
-/* Decodes and resolves against the temp dir; returns the status. */
-static o2m_status resolve(const pb *p, const char *base, o2m_diag *diag,
-                          o2m_model **keep) {
-  o2m_status st;
-  o2m_model *m = decode_bytes(p->b, p->n, base, &st, diag);
-  if (!st) st = o2m_resolve_external_data(m, diag);
-  if (keep)
-    *keep = m;
-  else
-    release(m);
-  return st;
-}
-
-static void test_external_data(void) {
-  snprintf(tmpdir, sizeof(tmpdir), "/tmp/o2m_test_XXXXXX");
-  if (!mkdtemp(tmpdir)) abort();
-  float weights[16];
-  for (int i = 0; i < 16; i++) weights[i] = (float)i;
-  write_file("w.bin", weights, sizeof(weights));
-  write_file("empty.bin", NULL, 0);
-  char sub[128], link[128], linked_dir[128];
-  snprintf(sub, sizeof(sub), "%s/sub", tmpdir);
-  mkdir(sub, 0700);
-  write_file("sub/v.bin", weights, 8);
-  snprintf(link, sizeof(link), "%s/escape", tmpdir);
-  if (symlink("/etc", link) != 0) abort();
-  snprintf(linked_dir, sizeof(linked_dir), "%s/linked", tmpdir);
-  if (symlink("sub", linked_dir) != 0) abort();
-  o2m_diag diag;
-  o2m_model *m;
-
-  /* an offset and length inside the file: a view into its mapping */
-  pb *p = external_model("w", 2, "w.bin", "16", "8");
-  CHECK(resolve(p, tmpdir, &diag, &m) == O2M_OK);
-  if (m->n_external == 1) {
-    const o2m_tensor *t = m->external[0];
-    CHECK(t->origin == O2M_DATA_EXTERNAL && t->external->offset == 16 &&
-          t->external->length == 8 && !strcmp(t->external->location, "w.bin"));
-    CHECK(t->data && ((const float *)t->data)[0] == 4.0f &&
-          ((const float *)t->data)[1] == 5.0f && m->n_mappings == 1);
-  } else {
-    CHECK(!"one external tensor");
-  }
-  release(m);
-
-  /* two tensors in one file and one in a subdirectory: two mappings */
-  pb *t1 = tensor_pb("a", 1, (int64_t[]){16}, 1),
-     *t2 = tensor_pb("b", 1, (int64_t[]){2}, 1),
-     *t3 = tensor_pb("c", 1, (int64_t[]){2}, 1);
-  const char *locs[] = {"w.bin", "./w.bin", "sub/v.bin"};
-  pb *ts[] = {t1, t2, t3};
-  pb *g = pb_new();
-  for (int i = 0; i < 3; i++) {
-    pb *kv = pb_new();
-    put_str(kv, 1, "location");
-    put_str(kv, 2, locs[i]);
-    put_msg(ts[i], 13, kv);
-    if (i == 1) {
-      kv = pb_new();
-      put_str(kv, 1, "length");
-      put_str(kv, 2, "8");
-      put_msg(ts[i], 13, kv);
-    }
-    put_int(ts[i], 14, 1);
-    put_msg(g, 5, ts[i]);
-  }
-  CHECK(resolve(model_pb(g), tmpdir, &diag, &m) == O2M_OK &&
-        m->n_external == 3 && m->n_mappings == 2 &&
-        m->external[0]->data == m->external[1]->data);
-  release(m);
-
-  /* a zero-element tensor in an empty file */
-  CHECK(resolve(external_model("e", 0, "empty.bin", NULL, NULL), tmpdir,
-                &diag, NULL) == O2M_OK);
-  /* refusals */
-  CHECK(resolve(external_model("w", 2, "../w.bin", NULL, NULL), tmpdir, &diag,
-                NULL) == O2M_ERR_INVALID &&
-        strstr(diag.message, "'..'"));
-  CHECK(resolve(external_model("w", 2, "sub/../../x", NULL, NULL), tmpdir,
-                &diag, NULL) == O2M_ERR_INVALID);
-  CHECK(resolve(external_model("w", 2, "/etc/passwd", NULL, NULL), tmpdir,
-                &diag, NULL) == O2M_ERR_INVALID &&
-        strstr(diag.message, "absolute"));
-  CHECK(resolve(external_model("w", 2, "escape/passwd", NULL, NULL), tmpdir,
-                &diag, NULL) == O2M_ERR_INVALID &&
-        strstr(diag.message, "outside"));
-  CHECK(resolve(external_model("w", 2, "missing.bin", NULL, NULL), tmpdir,
-                &diag, NULL) == O2M_ERR_IO);
-  CHECK(resolve(external_model("w", 2, "sub", NULL, NULL), tmpdir, &diag,
-                NULL) == O2M_ERR_IO);
-  CHECK(resolve(external_model("w", 2, "w.bin", "100", NULL), tmpdir, &diag,
-                NULL) == O2M_ERR_INVALID &&
-        strstr(diag.message, "past the end"));
-  CHECK(resolve(external_model("w", 2, "w.bin", "60", "8"), tmpdir, &diag,
-                NULL) == O2M_ERR_INVALID &&
-        strstr(diag.message, "past the end"));
-  CHECK(resolve(external_model("w", 2, "w.bin", "0", "12"), tmpdir, &diag,
-                NULL) == O2M_ERR_INVALID &&
-        strstr(diag.message, "holds 12 bytes"));
-  /* without a length the rest of the file must fit exactly */
-  CHECK(resolve(external_model("w", 2, "w.bin", "0", NULL), tmpdir, &diag,
-                NULL) == O2M_ERR_INVALID);
-  CHECK(resolve(external_model("w", 16, "w.bin", NULL, NULL), tmpdir, &diag,
-                NULL) == O2M_OK);
-  /* malformed numbers and a missing location fail at decode time */
-  CHECK(resolve(external_model("w", 2, "w.bin", "12a", NULL), tmpdir, &diag,
-                NULL) == O2M_ERR_INVALID &&
-        strstr(diag.message, "offset '12a'"));
-  CHECK(resolve(external_model("w", 2, "w.bin", "-8", NULL), tmpdir, &diag,
-                NULL) == O2M_ERR_INVALID);
-  CHECK(resolve(external_model("w", 2, "w.bin", "99999999999999999999", NULL),
-                tmpdir, &diag, NULL) == O2M_ERR_INVALID);
-  CHECK(resolve(external_model("w", 2, NULL, "0", NULL), tmpdir, &diag,
-                NULL) == O2M_ERR_INVALID);
-  /* no data directory */
-  CHECK(resolve(external_model("w", 2, "w.bin", NULL, NULL), NULL, &diag,
-                NULL) == O2M_ERR_INVALID);
-  /* a data directory reached through a symlink: fine, and confined */
-  CHECK(resolve(external_model("v", 2, "v.bin", NULL, NULL), linked_dir,
-                &diag, NULL) == O2M_OK);
-  CHECK(resolve(external_model("w", 16, "../w.bin", NULL, NULL), linked_dir,
-                &diag, NULL) == O2M_ERR_INVALID);
-  /* the mapping table is full */
-  p = external_model("w", 16, "w.bin", NULL, NULL);
-  o2m_status st;
-  m = decode_bytes(p->b, p->n, tmpdir, &st, &diag);
-  m->n_mappings = 64;
-  for (int i = 0; i < 64; i++) m->mappings[i].path = "";
-  CHECK(!st && o2m_resolve_external_data(m, &diag) == O2M_ERR_UNSUPPORTED);
-  m->n_mappings = 0;
-  release(m);
-  /* inline data next to data_location EXTERNAL */
+        strstr(diag.message, "1-D"));
+  pb *t = tensor_pb("t", 1, d1, 1);
+  put_float(t, 4, 1.0f);
+  put_int(t, 14, 2);
   g = pb_new();
-  t1 = tensor_pb("w", 1, (int64_t[]){2}, 1);
-  pb *kv = pb_new();
-  put_str(kv, 1, "location");
-  put_str(kv, 2, "w.bin");
-  put_msg(t1, 13, kv);
-  put_int(t1, 14, 1);
-  put_len(t1, 9, weights, 8);
-  put_msg(g, 5, t1);
-  CHECK(resolve(model_pb(g), tmpdir, &diag, NULL) == O2M_ERR_INVALID);
-
-  char path[256];
-  const char *names[] = {"w.bin", "empty.bin", "sub/v.bin", "escape",
-                         "linked"};
-  for (int i = 0; i < 5; i++) {
-    snprintf(path, sizeof(path), "%s/%s", tmpdir, names[i]);
-    unlink(path);
-  }
-  rmdir(sub);
-  rmdir(tmpdir);
-}
-
-static void test_map_file(void) {
-  char dir[] = "/tmp/o2m_map_XXXXXX";
-  if (!mkdtemp(dir)) abort();
-  char path[64];
-  snprintf(path, sizeof(path), "%s/empty", dir);
-  FILE *f = fopen(path, "wb");
-  fclose(f);
-  o2m_mapping mapping;
-  o2m_diag diag = {0};
-  CHECK(o2m_map_file(path, &mapping, &diag) == O2M_OK && mapping.size == 0 &&
-        mapping.addr == NULL);
-  o2m_unmap_file(&mapping);
-  f = fopen(path, "wb");
-  fputs("abc", f);
-  fclose(f);
-  CHECK(o2m_map_file(path, &mapping, &diag) == O2M_OK && mapping.size == 3 &&
-        !memcmp(mapping.addr, "abc", 3));
-  o2m_unmap_file(&mapping);
-  CHECK(mapping.addr == NULL && mapping.size == 0);
-  CHECK(o2m_map_file(dir, &mapping, &diag) == O2M_ERR_IO &&
-        strstr(diag.message, "not a regular file"));
-  unlink(path);
-  memset(&diag, 0, sizeof(diag));
-  CHECK(o2m_map_file(path, &mapping, &diag) == O2M_ERR_IO &&
-        strstr(diag.message, path));
-  rmdir(dir);
-}
-
-static void test_dtypes(void) {
-  CHECK(o2m_dtype_bits(O2M_DT_FLOAT) == 32 && o2m_dtype_bits(O2M_DT_BOOL) == 8);
-  CHECK(o2m_dtype_bits(O2M_DT_INT4) == 4 && o2m_dtype_bits(O2M_DT_UINT2) == 2);
-  CHECK(o2m_dtype_bits(O2M_DT_COMPLEX128) == 128);
-  CHECK(o2m_dtype_bits(O2M_DT_STRING) == 0 &&
-        o2m_dtype_bits(O2M_DT_UNDEFINED) == 0);
-  CHECK(o2m_dtype_bits((o2m_dtype)99) == 0);
-  CHECK(!strcmp(o2m_dtype_name(O2M_DT_FLOAT8E4M3FN), "float8e4m3fn"));
-  CHECK(!strcmp(o2m_dtype_name(O2M_DT_BFLOAT16), "bfloat16"));
-  CHECK(!strcmp(o2m_dtype_name(O2M_DT_INT2), "int2"));
-  CHECK(!strcmp(o2m_dtype_name((o2m_dtype)-1), "undefined"));
-  CHECK(o2m_dtype_valid(1) && o2m_dtype_valid(26) && !o2m_dtype_valid(0) &&
-        !o2m_dtype_valid(27) && !o2m_dtype_valid(-3));
-  CHECK(o2m_dtype_storage_bytes(O2M_DT_FLOAT, 6) == 24);
-  CHECK(o2m_dtype_storage_bytes(O2M_DT_INT4, 3) == 2);
-  CHECK(o2m_dtype_storage_bytes(O2M_DT_UINT2, 5) == 2);
-  CHECK(o2m_dtype_storage_bytes(O2M_DT_UINT2, 0) == 0);
-  CHECK(o2m_dtype_storage_bytes(O2M_DT_STRING, 10) == 0);
-  CHECK(o2m_dtype_storage_bytes(O2M_DT_COMPLEX128, INT64_MAX) == SIZE_MAX);
-  CHECK(o2m_dtype_storage_bytes(O2M_DT_UINT2, INT64_MAX) ==
-        (size_t)(INT64_MAX / 4 + 1));
-  CHECK(o2m_dtype_storage_bytes(O2M_DT_FLOAT, -1) == SIZE_MAX);
+  put_msg(g, 5, t);
+  CHECK(try_decode(model_pb(g), &diag) == O2M_ERR_INVALID &&
+        strstr(diag.message, "initializer 0 't': data_location 2"));
 }
 
 int main(void) {
@@ -1243,12 +657,7 @@ int main(void) {
   test_model_errors();
   test_truncation_and_corruption();
   test_nesting_limits();
-  test_typed_fields();
-  test_tensor_errors();
-  test_sparse_errors();
-  test_external_data();
-  test_map_file();
-  test_dtypes();
+  test_more_kinds();
   pb_free_all();
   return CHECK_SUMMARY();
 }

@@ -9,6 +9,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mlir-c/BuiltinTypes.h>
@@ -79,29 +80,55 @@ static MlirLogicalResult capture_diagnostic(MlirDiagnostic d, void *user) {
 
 /* ---- output ------------------------------------------------------------ */
 
+/* MLIR hands the printed text over in many small pieces; they are gathered
+ * into chunks before they reach the FILE. */
+enum { SINK_CHUNK = 1 << 16 };
+
 typedef struct file_sink {
   FILE *out;
   int failed;
+  size_t len;
+  char buf[SINK_CHUNK];
 } file_sink;
+
+static void flush_sink(file_sink *sink) {
+  if (!sink->failed && sink->len &&
+      fwrite(sink->buf, 1, sink->len, sink->out) != sink->len)
+    sink->failed = 1;
+  sink->len = 0;
+}
 
 static void write_to_file(MlirStringRef s, void *user) {
   file_sink *sink = user;
-  if (!sink->failed && s.length && fwrite(s.data, 1, s.length, sink->out) != s.length)
-    sink->failed = 1;
+  if (sink->len + s.length > sizeof(sink->buf)) flush_sink(sink);
+  if (s.length >= sizeof(sink->buf)) {
+    if (!sink->failed && fwrite(s.data, 1, s.length, sink->out) != s.length)
+      sink->failed = 1;
+    return;
+  }
+  memcpy(sink->buf + sink->len, s.data, s.length);
+  sink->len += s.length;
 }
 
 static o2m_status write_module(o2m_torch *em, MlirOperation module, FILE *out) {
-  file_sink sink = {out, 0};
+  file_sink *sink = malloc(sizeof(*sink));
+  if (!sink) return torch_fail(em, O2M_ERR_NOMEM, "out of memory");
+  sink->out = out;
+  sink->failed = 0;
+  sink->len = 0;
   if (em->options->bytecode) {
-    mlirOperationWriteBytecode(module, write_to_file, &sink);
+    mlirOperationWriteBytecode(module, write_to_file, sink);
   } else {
     MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
     mlirOpPrintingFlagsAssumeVerified(flags); /* verified just before */
-    mlirOperationPrintWithFlags(module, flags, write_to_file, &sink);
+    mlirOperationPrintWithFlags(module, flags, write_to_file, sink);
     mlirOpPrintingFlagsDestroy(flags);
-    write_to_file(torch_str("\n"), &sink);
+    write_to_file(torch_str("\n"), sink);
   }
-  if (sink.failed || fflush(out) != 0 || ferror(out))
+  flush_sink(sink);
+  int failed = sink->failed;
+  free(sink);
+  if (failed || fflush(out) != 0 || ferror(out))
     return torch_fail(em, O2M_ERR_IO, "writing the MLIR output failed");
   return O2M_OK;
 }

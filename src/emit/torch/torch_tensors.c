@@ -17,9 +17,12 @@
  * Blob names follow torch-mlir: a name that is not an identifier gets a
  * leading '_', and every character outside [A-Za-z0-9_.] becomes '_'.
  * MLIR makes a repeated name unique by appending _1, _2, ...
- * The alignment recorded for a blob is the alignment its bytes really
- * have, up to 8 (the largest any element type needs), since a protobuf
- * field may start at any byte.
+ * Every blob records alignment 8, as torch-mlir's importer does: that is
+ * the alignment readers of the output (text or bytecode) give the blob,
+ * enough for every element type. The view itself may sit at any byte of
+ * the mapping (a protobuf field is not aligned); that is harmless because
+ * it is only ever read as bytes, by the printer or the bytecode writer,
+ * before the module is destroyed.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,7 +33,7 @@
 
 #include "emit/torch/torch_internal.h"
 
-enum { MAX_BLOB_ALIGNMENT = 8 };
+enum { BLOB_ALIGNMENT = 8 };
 
 static int is_ascii_letter(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -59,12 +62,6 @@ static const char *blob_name(o2m_torch *em, const char *name) {
     out[prefix + i] = is_identifier_char(c) || c == '.' ? (char)c : '_';
   }
   return out;
-}
-
-static size_t pointer_alignment(const void *p) {
-  size_t align = MAX_BLOB_ALIGNMENT;
-  while (align > 1 && ((uintptr_t)p & (align - 1))) align >>= 1;
-  return align;
 }
 
 static int is_sub_byte(o2m_dtype dtype) {
@@ -137,12 +134,12 @@ static MlirAttribute dense_resource(o2m_torch *em, MlirType type,
   if (!is_sub_byte(tensor->dtype))
     return mlirUnmanagedDenseResourceElementsAttrGet(
         type, torch_str(name), (void *)tensor->data, tensor->nbytes,
-        pointer_alignment(tensor->data), false, NULL, NULL);
+        BLOB_ALIGNMENT, false, NULL, NULL);
   uint8_t *bytes = unpack_sub_byte(tensor);
   if (!bytes) return mlirAttributeGetNull();
   return mlirUnmanagedDenseResourceElementsAttrGet(
       type, torch_str(name), bytes, (size_t)tensor->count,
-      pointer_alignment(bytes), false, free_owned_blob, bytes);
+      BLOB_ALIGNMENT, false, free_owned_blob, bytes);
 }
 
 /* Checks that a non-string tensor's bytes are all there. */

@@ -134,10 +134,9 @@ sparse_init = helper.make_sparse_tensor(raw("sp_init", F, [1], floats(3)),
                                         raw("sp_idx", I64, [1], struct.pack("<q", 2)), [4])
 inits = [typed_f, typed_i, typed_b, strings, empty, scalar, dup1, dup2]
 names = ["typed_f", "typed_i", "typed_b", "strs", "empty", "scalar", "w:1", "w;1", "sp_init"]
-types = [vi("o_" + n.replace(":", "_").replace(";", "_"), e, s) for n, e, s in [
-    ("typed_f", F, [3]), ("typed_i", I64, [2]), ("typed_b", BOOL, [3]),
-    ("strs", TensorProto.STRING, [2]), ("empty", F, [0]), ("scalar", I64, []),
-    ("w:1", F, [1]), ("w;1", F, [1]), ("sp_init", F, [4])]]
+types = [vi("o%d" % i, e, s) for i, (e, s) in enumerate([
+    (F, [3]), (I64, [2]), (BOOL, [3]), (TensorProto.STRING, [2]), (F, [0]), (I64, []),
+    (F, [1]), (F, [1]), (F, [4])])]
 nodes = [helper.make_node("Identity", [n], [t.name], name="id_" + t.name) for n, t in zip(names, types)]
 nodes.append(helper.make_node("Constant", [], ["k"], name="const_node",
                               value=raw("", F, [2], floats(0.25, 0.5))))

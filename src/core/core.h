@@ -1,0 +1,22 @@
+/* core.h - model-level operations the CLI and the executor share that are
+ * not part of the public API yet. */
+#ifndef O2M_CORE_H
+#define O2M_CORE_H
+
+#include "ir/ir.h"
+
+/* Gives the main graph's runtime inputs (graph inputs without initializer,
+ * in order) the exact dims of `inputs` and infers the model again, so that
+ * every shape computable from them becomes static. A dtype or rank that
+ * contradicts the declared input type, or a wrong count, is an error
+ * naming the input. */
+o2m_status o2m_specialize_inputs(o2m_model *model, int n_inputs,
+                                 const o2m_tensor *const *inputs,
+                                 o2m_diag *diag);
+
+/* The main graph's runtime inputs (graph inputs without initializer):
+ * their count, and the i-th one. */
+int o2m_runtime_input_count(const o2m_model *model);
+o2m_value *o2m_runtime_input(const o2m_model *model, int i);
+
+#endif

@@ -1,0 +1,191 @@
+/* linalg_emit.c - the Linalg emitter's entry points: rewrites the model to
+ * the core form, lists every node it cannot lower (all at once, before
+ * lowering), builds `func.func @main` (runtime inputs in, graph outputs
+ * out, llvm.emit_c_interface) node by node, verifies, and prints the
+ * module as text or bytecode. */
+#include <stdio.h>
+#include <string.h>
+
+#include <mlir-c/Dialect/Arith.h>
+#include <mlir-c/Dialect/Func.h>
+#include <mlir-c/Dialect/Linalg.h>
+#include <mlir-c/Dialect/Math.h>
+#include <mlir-c/Dialect/SCF.h>
+#include <mlir-c/Dialect/Tensor.h>
+#include <mlir-c/Diagnostics.h>
+
+#include "core/core.h"
+#include "emit/emit.h"
+#include "emit/linalg/lower.h"
+#include "transform/transform.h"
+#include "util/diag.h"
+
+static MlirStringRef str_ref(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+/* ---- the unsupported-node report ----------------------------------------- */
+
+typedef struct report {
+  char text[1536];
+  size_t len;
+  int count;
+} report;
+
+static int node_needs_code(const o2m_node *n) {
+  for (int i = 0; i < n->n_outputs; i++)
+    if (n->outputs[i] && !n->outputs[i]->known) return 1;
+  return n->n_outputs == 0;
+}
+
+static void collect_unsupported(const o2m_graph *g, report *r) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    const o2m_node *n = g->nodes[i];
+    for (int a = 0; a < n->n_attrs; a++) {
+      if (n->attrs[a].type == O2M_ATTR_GRAPH && n->attrs[a].g) collect_unsupported(n->attrs[a].g, r);
+      for (int k = 0; n->attrs[a].type == O2M_ATTR_GRAPHS && k < n->attrs[a].count; k++)
+        collect_unsupported(n->attrs[a].graphs[k], r);
+    }
+    if (!node_needs_code(n) || lw_lowering_for(n->domain, n->op_type)) continue;
+    if (r->count++ >= 12 || r->len >= sizeof(r->text) - 1) continue;
+    const char *why = n->rewrite_failure ? strstr(n->rewrite_failure, "): ") : NULL;
+    r->len += (size_t)snprintf(r->text + r->len, sizeof(r->text) - r->len,
+                               "\n  '%s' (%s, domain '%s', opset %lld): %s", n->name, n->op_type,
+                               n->domain[0] ? n->domain : "ai.onnx", (long long)n->opset,
+                               why ? why + 3 : "no Linalg lowering");
+    if (r->len >= sizeof(r->text)) r->len = sizeof(r->text) - 1;
+  }
+}
+
+/* ---- diagnostics from MLIR ----------------------------------------------- */
+
+typedef struct mlir_messages {
+  char text[2048];
+  size_t len;
+} mlir_messages;
+
+static void append_message(MlirStringRef s, void *user) {
+  mlir_messages *m = user;
+  size_t n = s.length < sizeof(m->text) - 1 - m->len ? s.length : sizeof(m->text) - 1 - m->len;
+  memcpy(m->text + m->len, s.data, n);
+  m->len += n;
+  m->text[m->len] = 0;
+}
+
+static MlirLogicalResult on_diagnostic(MlirDiagnostic d, void *user) {
+  mlir_messages *m = user;
+  if (m->len) append_message(str_ref("\n"), m);
+  mlirDiagnosticPrint(d, append_message, m);
+  return mlirLogicalResultSuccess();
+}
+
+/* ---- the function ---------------------------------------------------------- */
+
+static o2m_status build_function(lw_ctx *cx) {
+  o2m_model *m = cx->model;
+  const o2m_graph *g = m->graph;
+  int n_in = o2m_runtime_input_count(m);
+  MlirType in_types[256], out_types[256];
+  MlirLocation locs[256];
+  if (n_in > 256 || g->n_outputs > 256) return lw_unsupported(cx, "more than 256 graph inputs or outputs");
+  for (int i = 0; i < n_in; i++) {
+    const o2m_value *v = o2m_runtime_input(m, i);
+    in_types[i] = lw_tensor_type(cx, &v->type);
+    locs[i] = mlirLocationNameGet(cx->mc, str_ref(v->name), mlirLocationUnknownGet(cx->mc));
+    if (mlirTypeIsNull(in_types[i])) return lw_unsupported(cx, "graph input '%s' is not a ranked tensor of a supported dtype", v->name);
+  }
+  for (int i = 0; i < g->n_outputs; i++) {
+    out_types[i] = lw_tensor_type(cx, &g->output_values[i]->type);
+    if (mlirTypeIsNull(out_types[i])) return lw_unsupported(cx, "graph output '%s' is not a ranked tensor of a supported dtype", g->outputs[i].name);
+  }
+  MlirType fn_type = mlirFunctionTypeGet(cx->mc, n_in, in_types, g->n_outputs, out_types);
+  char attrs[256];
+  snprintf(attrs, sizeof(attrs), "sym_name = \"main\", llvm.emit_c_interface");
+  MlirBlock module_body = mlirModuleGetBody(cx->module);
+  cx->block = module_body;
+  MlirOperation fn = lw_op(cx, "func.func", 0, NULL, 0, NULL, attrs, 1);
+  if (mlirOperationIsNull(fn)) return lw_error(cx, "internal: cannot create func.func");
+  mlirOperationSetAttributeByName(fn, str_ref("function_type"), mlirTypeAttrGet(fn_type));
+  MlirBlock entry = mlirBlockCreate(n_in, in_types, locs);
+  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(fn, 0), entry);
+  cx->entry = cx->block = entry;
+  for (int i = 0; i < n_in; i++) lw_map(cx, o2m_runtime_input(m, i), mlirBlockGetArgument(entry, i));
+  o2m_status s = lw_lower_graph_nodes(cx, g);
+  if (s) return s;
+  cx->node = NULL;
+  MlirValue results[256];
+  for (int i = 0; i < g->n_outputs; i++) {
+    results[i] = lw_get(cx, g->output_values[i]);
+    if (mlirValueIsNull(results[i])) return lw_error(cx, "internal: graph output '%s' has no value", g->outputs[i].name);
+    results[i] = lw_cast_tensor(cx, results[i], out_types[i]);
+  }
+  lw_op(cx, "func.return", g->n_outputs, results, 0, NULL, NULL, 0);
+  return O2M_OK;
+}
+
+static void load_dialects(MlirContext mc) {
+  MlirDialectHandle handles[] = {
+      mlirGetDialectHandle__func__(),   mlirGetDialectHandle__arith__(),
+      mlirGetDialectHandle__math__(),   mlirGetDialectHandle__linalg__(),
+      mlirGetDialectHandle__tensor__(), mlirGetDialectHandle__scf__(),
+  };
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++)
+    mlirDialectHandleLoadDialect(handles[i], mc);
+}
+
+o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc, int copy_weights,
+                                  MlirModule *out, o2m_diag *diag) {
+  o2m_status s = o2m_transform_to_core(model, diag);
+  if (s) return s;
+  report r = {{0}, 0, 0};
+  collect_unsupported(model->graph, &r);
+  if (r.count)
+    return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "%s: %d node%s cannot be lowered to Linalg:%s%s",
+                    model->path, r.count, r.count == 1 ? "" : "s", r.text,
+                    r.count > 12 ? "\n  ..." : "");
+  load_dialects(mc);
+  mlir_messages messages = {{0}, 0};
+  MlirDiagnosticHandlerID handler = mlirContextAttachDiagnosticHandler(mc, on_diagnostic, &messages, NULL);
+  lw_ctx cx;
+  memset(&cx, 0, sizeof(cx));
+  cx.model = model;
+  cx.diag = diag;
+  cx.mc = mc;
+  cx.copy_weights = copy_weights;
+  cx.loc = mlirLocationUnknownGet(mc);
+  cx.module = mlirModuleCreateEmpty(cx.loc);
+  s = build_function(&cx);
+  if (!s && !mlirOperationVerify(mlirModuleGetOperation(cx.module)))
+    s = o2m_fail(diag, O2M_ERR_INTERNAL, "%s: the Linalg module does not verify:\n%s", model->path, messages.text);
+  mlirContextDetachDiagnosticHandler(mc, handler);
+  o2m_arena_free(&cx.scratch);
+  if (s) {
+    mlirModuleDestroy(cx.module);
+    return s;
+  }
+  *out = cx.module;
+  return O2M_OK;
+}
+
+/* ---- import --to linalg ------------------------------------------------------ */
+
+static void write_chunk(MlirStringRef s, void *user) { fwrite(s.data, 1, s.length, (FILE *)user); }
+
+o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options, FILE *out,
+                           o2m_diag *diag) {
+  MlirContext mc = mlirContextCreate();
+  MlirModule module;
+  o2m_status s = o2m_emit_linalg_module(model, mc, 0, &module, diag);
+  if (!s) {
+    MlirOperation op = mlirModuleGetOperation(module);
+    if (options && options->bytecode) {
+      mlirOperationWriteBytecode(op, write_chunk, out);
+    } else {
+      MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+      mlirOperationPrintWithFlags(op, flags, write_chunk, out);
+      mlirOpPrintingFlagsDestroy(flags);
+      fputc('\n', out);
+    }
+    mlirModuleDestroy(module);
+  }
+  mlirContextDestroy(mc);
+  return s;
+}

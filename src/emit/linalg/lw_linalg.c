@@ -1,0 +1,155 @@
+/* lw_linalg.c - the Linalg parts of the emitter toolkit (lower.h): affine
+ * maps, linalg.generic with a callback-built body, named ops with their
+ * regions filled, and the lowering of a graph's nodes through the table. */
+#include <string.h>
+
+#include <mlir-c/Dialect/Linalg.h>
+
+#include "emit/linalg/lower.h"
+#include "util/diag.h"
+
+static MlirStringRef str_ref(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static MlirNamedAttribute named(lw_ctx *cx, const char *name, MlirAttribute a) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref(name)), a);
+}
+
+MlirAttribute lw_affine_map(lw_ctx *cx, int n_dims, int n_results, const int *exprs) {
+  MlirAffineExpr e[64];
+  if (n_results > 64) n_results = 64;
+  for (int i = 0; i < n_results; i++)
+    e[i] = exprs[i] >= 0 ? mlirAffineDimExprGet(cx->mc, exprs[i]) : mlirAffineConstantExprGet(cx->mc, 0);
+  return mlirAffineMapAttrGet(mlirAffineMapGet(cx->mc, n_dims, 0, n_results, e));
+}
+
+MlirAttribute lw_identity_map(lw_ctx *cx, int n_dims) {
+  return mlirAffineMapAttrGet(mlirAffineMapMultiDimIdentityGet(cx->mc, n_dims));
+}
+
+static MlirType elem_of(MlirValue shaped) {
+  return mlirShapedTypeGetElementType(mlirValueGetType(shaped));
+}
+
+/* operandSegmentSizes for ins/outs */
+static MlirAttribute segments(lw_ctx *cx, int n_ins, int n_outs) {
+  int32_t sizes[2] = {n_ins, n_outs};
+  return mlirDenseI32ArrayGet(cx->mc, 2, sizes);
+}
+
+o2m_status lw_generic(lw_ctx *cx, const lw_generic_spec *spec, MlirValue *results) {
+  enum { MAX_OPERANDS = 16 };
+  int n_ops = spec->n_ins + spec->n_outs;
+  if (n_ops > MAX_OPERANDS || spec->n_loops > 64)
+    return lw_unsupported(cx, "internal: linalg.generic with too many operands or loops");
+  MlirValue operands[MAX_OPERANDS];
+  MlirAttribute maps[MAX_OPERANDS];
+  MlirType result_types[MAX_OPERANDS], arg_types[MAX_OPERANDS];
+  MlirLocation arg_locs[MAX_OPERANDS];
+  for (int i = 0; i < spec->n_ins; i++) {
+    operands[i] = spec->ins[i];
+    maps[i] = spec->in_maps[i];
+  }
+  for (int i = 0; i < spec->n_outs; i++) {
+    operands[spec->n_ins + i] = spec->outs[i];
+    maps[spec->n_ins + i] = spec->out_maps[i];
+    result_types[i] = mlirValueGetType(spec->outs[i]);
+  }
+  for (int i = 0; i < n_ops; i++) {
+    if (mlirValueIsNull(operands[i])) return lw_error(cx, "internal: missing operand of linalg.generic");
+    MlirType t = mlirValueGetType(operands[i]);
+    arg_types[i] = mlirTypeIsAShaped(t) ? elem_of(operands[i]) : t;
+    arg_locs[i] = cx->loc;
+  }
+  MlirAttribute iters[64];
+  for (int i = 0; i < spec->n_loops; i++)
+    iters[i] = lw_attr_parse(cx, spec->iterators[i] == 'r' ? "#linalg.iterator_type<reduction>"
+                                                             : "#linalg.iterator_type<parallel>");
+  MlirNamedAttribute attrs[3] = {
+      named(cx, "indexing_maps", mlirArrayAttrGet(cx->mc, n_ops, maps)),
+      named(cx, "iterator_types", mlirArrayAttrGet(cx->mc, spec->n_loops, iters)),
+      named(cx, "operandSegmentSizes", segments(cx, spec->n_ins, spec->n_outs)),
+  };
+  MlirOperation op = lw_op_attrs(cx, "linalg.generic", n_ops, operands, spec->n_outs,
+                                 result_types, 3, attrs, 1);
+  if (mlirOperationIsNull(op)) return lw_error(cx, "internal: cannot create linalg.generic");
+  MlirBlock body = mlirBlockCreate(n_ops, arg_types, arg_locs);
+  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(op, 0), body);
+  MlirValue args[MAX_OPERANDS], yields[MAX_OPERANDS];
+  for (int i = 0; i < n_ops; i++) args[i] = mlirBlockGetArgument(body, i);
+  MlirBlock saved = cx->block;
+  cx->block = body;
+  o2m_status s = spec->body(cx, args, yields, spec->user);
+  if (!s) lw_op(cx, "linalg.yield", spec->n_outs, yields, 0, NULL, NULL, 0);
+  cx->block = saved;
+  if (s) return s;
+  for (int i = 0; i < spec->n_outs; i++) results[i] = mlirOperationGetResult(op, i);
+  return O2M_OK;
+}
+
+MlirValue lw_named(lw_ctx *cx, const char *name, int n_ins, const MlirValue *ins,
+                   MlirValue out, const char *attrs) {
+  MlirValue operands[8];
+  if (n_ins > 7) return (MlirValue){NULL};
+  for (int i = 0; i < n_ins; i++) operands[i] = ins[i];
+  operands[n_ins] = out;
+  MlirType result = mlirValueGetType(out);
+  MlirNamedAttribute list[16];
+  int n = 0;
+  list[n++] = named(cx, "operandSegmentSizes", segments(cx, n_ins, 1));
+  if (attrs && attrs[0]) {
+    char text[2048];
+    snprintf(text, sizeof(text), "{%s}", attrs);
+    MlirAttribute dict = lw_attr_parse(cx, text);
+    if (mlirAttributeIsNull(dict)) {
+      lw_error(cx, "internal: bad attribute text for %s: {%s}", name, attrs);
+      return (MlirValue){NULL};
+    }
+    for (intptr_t i = 0; i < mlirDictionaryAttrGetNumElements(dict) && n < 16; i++)
+      list[n++] = mlirDictionaryAttrGetElement(dict, i);
+  }
+  MlirOperation op = lw_op_attrs(cx, name, n_ins + 1, operands, 1, &result, n, list, 1);
+  if (mlirOperationIsNull(op)) return (MlirValue){NULL};
+  mlirLinalgFillBuiltinNamedOpRegion(op);
+  return mlirOperationGetResult(op, 0);
+}
+
+/* ---- nodes ---------------------------------------------------------------- */
+
+static const struct {
+  const char *op_type;
+  lw_lower_fn lower;
+} lowerings[] = {
+#define LOWER(op, fn) {op, fn},
+#include "emit/linalg/lower_rules.def"
+#undef LOWER
+    {NULL, NULL}};
+
+lw_lower_fn lw_lowering_for(const char *domain, const char *op_type) {
+  if (domain[0] && strcmp(domain, "ai.onnx") != 0) return NULL;
+  for (int i = 0; lowerings[i].op_type; i++)
+    if (strcmp(lowerings[i].op_type, op_type) == 0) return lowerings[i].lower;
+  return NULL;
+}
+
+/* A node all of whose outputs are known needs no code: its values become
+ * constants where they are used. */
+static int fully_known(const o2m_node *n) {
+  for (int i = 0; i < n->n_outputs; i++)
+    if (n->outputs[i] && !n->outputs[i]->known) return 0;
+  return n->n_outputs > 0;
+}
+
+o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    const o2m_node *n = g->nodes[i];
+    if (fully_known(n)) continue;
+    cx->node = n;
+    cx->loc = mlirLocationNameGet(cx->mc, str_ref(n->name[0] ? n->name : n->op_type),
+                                  mlirLocationUnknownGet(cx->mc));
+    lw_lower_fn lower = lw_lowering_for(n->domain, n->op_type);
+    if (!lower) return lw_unsupported(cx, "no Linalg lowering");
+    o2m_status s = lower(cx);
+    if (s) return s;
+  }
+  return O2M_OK;
+}

@@ -1,0 +1,66 @@
+/* exec.h - running emitted MLIR: the lowering pipeline to LLVM, the JIT
+ * (upstream MLIR's ExecutionEngine) and the marshalling of tensors to and
+ * from memref descriptors of any rank and dtype.
+ *
+ * Owns: turning a module of Linalg-on-tensors (+ tensor/arith/math/scf)
+ * whose entry function takes and returns ranked tensors into machine code,
+ * and calling it. Knows nothing about ONNX graphs: callers pass the entry
+ * function's name and tensors in ONNX raw layout (o2m_tensor, ir.h).
+ *
+ * Element types: f32 f64 f16 bf16, the f8/f4 types ONNX has, i1 (bool,
+ * one byte each), integers of 2..64 bits (sub-byte ones unpacked to a byte
+ * each for the generated code and packed again for ONNX), complex<f32|f64>.
+ * Strings are refused. Integer results come back as signed ONNX dtypes
+ * (MLIR integers are signless); a caller that knows better relabels them
+ * (same storage).
+ */
+#ifndef O2M_EXEC_H
+#define O2M_EXEC_H
+
+#include <mlir-c/IR.h>
+
+#include "ir/ir.h"
+
+typedef struct o2m_exec o2m_exec;
+
+/* A context for modules that will be run: every upstream dialect and
+ * LLVM translation registered, no multithreading. The caller owns it
+ * (mlirContextDestroy); it may be destroyed once o2m_exec_compile
+ * returned, the compiled code does not refer to it. */
+MlirContext o2m_exec_context_create(void);
+
+/* Runs MLIR's verifier on `module`; on failure the message holds MLIR's
+ * first error with its location. */
+o2m_status o2m_exec_verify(MlirModule module, o2m_diag *diag);
+
+typedef struct o2m_exec_options {
+  int opt_level; /* LLVM optimisation level 0..3 (default 2) */
+} o2m_exec_options;
+
+/* Lowers `module` to the LLVM dialect and JIT compiles it; the module is
+ * destroyed in every case. `entry` names the func.func to call (given the
+ * `llvm.emit_c_interface` unit attribute here when it lacks it); its
+ * arguments and results must be ranked tensors. `options` may be NULL.
+ * A pass that fails is named in the message with MLIR's first error. */
+o2m_status o2m_exec_compile(MlirModule module, const char *entry,
+                            const o2m_exec_options *options, o2m_exec **out,
+                            o2m_diag *diag);
+
+/* The entry function's signature, as the caller must feed it. */
+int o2m_exec_input_count(const o2m_exec *exec);
+int o2m_exec_output_count(const o2m_exec *exec);
+
+/* Calls the entry function. inputs[i] must match the function's i-th
+ * argument (dtype and rank; the sizes of dynamic dims may be anything; an
+ * unsigned integer tensor may feed a signless argument of its width).
+ * Inputs are copied, never written. Outputs are allocated in `arena`
+ * with the result dtypes/ranks of the function and the dims the code
+ * produced; the buffers the generated code allocated for them are freed. */
+o2m_status o2m_exec_call(o2m_exec *exec, int n_inputs,
+                         const o2m_tensor *const *inputs, int n_outputs,
+                         o2m_tensor **outputs, o2m_arena *arena,
+                         o2m_diag *diag);
+
+void o2m_exec_free(o2m_exec *exec);
+
+#endif

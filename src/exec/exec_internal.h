@@ -1,0 +1,76 @@
+/* exec_internal.h - what the files of src/exec share: the entry
+ * signature, MLIR diagnostic capture, the lowering pipeline and the memref
+ * descriptor marshalling. Not for use outside src/exec.
+ */
+#ifndef O2M_EXEC_INTERNAL_H
+#define O2M_EXEC_INTERNAL_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#include <mlir-c/Diagnostics.h>
+#include <mlir-c/IR.h>
+
+#include "exec/exec.h"
+
+/* One argument or result of the entry function: a ranked tensor. */
+typedef struct exec_arg {
+  o2m_dtype dtype; /* the ONNX dtype of the element type (ints signed) */
+  int rank;
+  int64_t *dims; /* `rank` entries, -1 for a dynamic dim */
+} exec_arg;
+
+/* ---- MLIR diagnostics ---------------------------------------------- */
+
+/* The first MLIR error of a step, "location: message", and how many. */
+typedef struct exec_errors {
+  char text[1024];
+  int count;
+  MlirContext ctx;
+  MlirDiagnosticHandlerID id;
+} exec_errors;
+
+/* Routes the context's diagnostics into `errors` until exec_capture_end;
+ * nothing reaches stderr meanwhile. */
+void exec_capture_begin(exec_errors *errors, MlirContext ctx);
+void exec_capture_end(exec_errors *errors);
+
+/* Lowers a verified Linalg-on-tensors module to the LLVM dialect in place
+ * (bufferization, deallocation, loops, then LLVM). */
+o2m_status exec_lower_to_llvm(MlirModule module, o2m_diag *diag);
+
+/* ---- element types and memref descriptors --------------------------- */
+
+/* The ONNX dtype of an MLIR element type; O2M_DT_UNDEFINED when the
+ * executor cannot marshal it. */
+o2m_dtype exec_dtype_of(MlirType type);
+/* Non-zero when a tensor of dtype `have` can feed an argument of `want`. */
+int exec_dtype_feeds(o2m_dtype want, o2m_dtype have);
+
+/* A memref descriptor as the generated code lays it out (MLIR's LLVM
+ * lowering of memref<...>): allocated and aligned pointers, the offset,
+ * then `rank` sizes and `rank` strides, all 8 bytes. Several results are
+ * laid out one after the other in a struct without padding. */
+typedef union exec_word {
+  void *ptr;
+  int64_t i;
+} exec_word;
+static_assert(sizeof(void *) == sizeof(int64_t), "64-bit targets only");
+
+/* Words a descriptor of `rank` takes. */
+static inline size_t exec_desc_words(int rank) { return 3 + 2 * (size_t)rank; }
+
+/* Fills `desc` (exec_desc_words(t->rank) words) with a fresh, aligned
+ * copy of t's data in the generated code's layout (sub-byte elements one
+ * per byte). Free the buffer with exec_desc_free_input. */
+o2m_status exec_desc_from_tensor(const o2m_tensor *t, exec_word *desc,
+                                 o2m_diag *diag);
+void exec_desc_free_input(exec_word *desc);
+
+/* Copies the result described by `desc` (of signature `sig`) into a new
+ * tensor in `arena`, in ONNX raw layout. */
+o2m_status exec_desc_to_tensor(const exec_word *desc, const exec_arg *sig,
+                               int index, o2m_arena *arena, o2m_tensor **out,
+                               o2m_diag *diag);
+
+#endif

@@ -1,0 +1,258 @@
+/* exec_jit.c - o2m_exec_compile / o2m_exec_call: the JIT and the calling
+ * convention.
+ *
+ * Owns: reading the entry function's signature before lowering, the
+ * ExecutionEngine (with MLIR's C runner utilities, which hold memrefCopy,
+ * loaded from the directory of the libMLIR.so in use), and the call
+ * through the packed wrapper of `_mlir_ciface_<entry>`. That function takes
+ * a pointer to the result descriptors first (one descriptor, or a struct of
+ * them back to back), then one pointer per argument descriptor.
+ *
+ * Memory: results are copied into the caller's arena and the buffers the
+ * generated code returned are freed (the deallocation pipeline makes the
+ * caller own every returned buffer; a buffer is freed once even when
+ * several results view it, and never when it is an input or a constant).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#endif
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/ExecutionEngine.h>
+
+#include "exec/exec_internal.h"
+#include "util/diag.h"
+
+typedef void (*packed_fn)(void **args);
+
+struct o2m_exec {
+  MlirExecutionEngine engine;
+  packed_fn call;
+  char *entry;
+  o2m_arena arena; /* the signature */
+  int n_args, n_results;
+  exec_arg *args, *results;
+};
+
+/* What memref.get_global leaves as the allocated pointer of a constant. */
+#define CONSTANT_ALLOCATED ((void *)(uintptr_t)0xdeadbeef)
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+/* ---- the signature ---------------------------------------------------- */
+
+static void print_to_buffer(MlirStringRef s, void *user) {
+  char *buf = user;
+  size_t len = strlen(buf), room = 255 - len;
+  size_t n = s.length < room ? s.length : room;
+  memcpy(buf + len, s.data, n);
+  buf[len + n] = '\0';
+}
+
+static o2m_status read_arg(o2m_exec *e, MlirType type, const char *what, int index,
+                           exec_arg *out, o2m_diag *diag) {
+  o2m_dtype dtype = mlirTypeIsARankedTensor(type) ? exec_dtype_of(mlirShapedTypeGetElementType(type))
+                                                  : O2M_DT_UNDEFINED;
+  if (dtype == O2M_DT_UNDEFINED) {
+    char text[256] = "";
+    mlirTypePrint(type, print_to_buffer, text);
+    return o2m_fail(diag, O2M_ERR_UNSUPPORTED,
+                    "%s %d of @%s has type %s; the executor takes ranked tensors of numbers or bools",
+                    what, index, e->entry, text);
+  }
+  out->dtype = dtype;
+  out->rank = (int)mlirShapedTypeGetRank(type);
+  out->dims = out->rank ? o2m_arena_array(&e->arena, (size_t)out->rank, sizeof(int64_t)) : NULL;
+  if (out->rank && !out->dims) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int k = 0; k < out->rank; k++)
+    out->dims[k] = mlirShapedTypeIsDynamicDim(type, k) ? -1 : mlirShapedTypeGetDimSize(type, k);
+  return O2M_OK;
+}
+
+/* Finds @entry, records its signature and asks for its C interface. */
+static o2m_status read_signature(o2m_exec *e, MlirModule module, o2m_diag *diag) {
+  MlirSymbolTable table = mlirSymbolTableCreate(mlirModuleGetOperation(module));
+  MlirOperation func = mlirSymbolTableLookup(table, str(e->entry));
+  mlirSymbolTableDestroy(table);
+  MlirStringRef op_name = mlirOperationIsNull(func) ? str("") : mlirIdentifierStr(mlirOperationGetName(func));
+  if (mlirOperationIsNull(func) || op_name.length != 9 || memcmp(op_name.data, "func.func", 9) != 0)
+    return o2m_fail(diag, O2M_ERR_INVALID, "the module has no func.func @%s to run", e->entry);
+  MlirAttribute fattr = mlirOperationGetInherentAttributeByName(func, str("function_type"));
+  MlirType ftype = mlirAttributeIsNull(fattr) ? (MlirType){NULL} : mlirTypeAttrGetValue(fattr);
+  if (mlirTypeIsNull(ftype) || !mlirTypeIsAFunction(ftype))
+    return o2m_fail(diag, O2M_ERR_INVALID, "@%s has no function type", e->entry);
+  e->n_args = (int)mlirFunctionTypeGetNumInputs(ftype);
+  e->n_results = (int)mlirFunctionTypeGetNumResults(ftype);
+  e->args = o2m_arena_array(&e->arena, (size_t)e->n_args + 1, sizeof(exec_arg));
+  e->results = o2m_arena_array(&e->arena, (size_t)e->n_results + 1, sizeof(exec_arg));
+  if (!e->args || !e->results) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < e->n_args; i++) {
+    o2m_status s = read_arg(e, mlirFunctionTypeGetInput(ftype, i), "argument", i, &e->args[i], diag);
+    if (s) return s;
+  }
+  for (int i = 0; i < e->n_results; i++) {
+    o2m_status s = read_arg(e, mlirFunctionTypeGetResult(ftype, i), "result", i, &e->results[i], diag);
+    if (s) return s;
+  }
+  mlirOperationSetDiscardableAttributeByName(func, str("llvm.emit_c_interface"),
+                                             mlirUnitAttrGet(mlirModuleGetContext(module)));
+  return O2M_OK;
+}
+
+/* ---- the engine -------------------------------------------------------- */
+
+typedef struct lib_search {
+  char path[4096];
+} lib_search;
+
+/* Finds libmlir_c_runner_utils.so next to the loaded libMLIR.so. */
+static int find_runner_utils(struct dl_phdr_info *info, size_t size, void *user) {
+  (void)size;
+  lib_search *s = user;
+  const char *name = info->dlpi_name, *base = strrchr(name, '/');
+  if (!base || strncmp(base, "/libMLIR.so", 11) != 0) return 0;
+  snprintf(s->path, sizeof(s->path), "%.*s/libmlir_c_runner_utils.so", (int)(base - name), name);
+  return 1;
+}
+
+static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, o2m_diag *diag) {
+  lib_search libs = {""};
+  dl_iterate_phdr(find_runner_utils, &libs);
+  MlirStringRef lib = str(libs.path);
+  exec_errors errors;
+  exec_capture_begin(&errors, mlirModuleGetContext(module));
+  e->engine = mlirExecutionEngineCreate(module, opt_level, libs.path[0] ? 1 : 0, &lib, false, false);
+  exec_capture_end(&errors);
+  if (mlirExecutionEngineIsNull(e->engine))
+    return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "JIT compilation of @%s failed: %s", e->entry,
+                    errors.text[0] ? errors.text : "the LLVM IR translation or code generation failed");
+  mlirExecutionEngineInitialize(e->engine);
+  char name[512];
+  snprintf(name, sizeof(name), "_mlir_ciface_%s", e->entry);
+  e->call = (packed_fn)mlirExecutionEngineLookupPacked(e->engine, str(name));
+  if (!e->call)
+    return o2m_fail(diag, O2M_ERR_INTERNAL, "the JIT has no %s (symbols unresolved?)", name);
+  return O2M_OK;
+}
+
+o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec_options *options,
+                            o2m_exec **out, o2m_diag *diag) {
+  *out = NULL;
+  o2m_exec *e = calloc(1, sizeof(*e));
+  if (!e || !(e->entry = strdup(entry ? entry : ""))) {
+    free(e);
+    mlirModuleDestroy(module);
+    return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  }
+  int opt_level = options && options->opt_level >= 0 && options->opt_level <= 3 ? options->opt_level : 2;
+  o2m_status s = read_signature(e, module, diag);
+  if (!s) s = exec_lower_to_llvm(module, diag);
+  if (!s) s = create_engine(e, module, opt_level, diag);
+  mlirModuleDestroy(module);
+  if (s) {
+    o2m_exec_free(e);
+    return s;
+  }
+  *out = e;
+  return O2M_OK;
+}
+
+int o2m_exec_input_count(const o2m_exec *exec) { return exec->n_args; }
+int o2m_exec_output_count(const o2m_exec *exec) { return exec->n_results; }
+
+void o2m_exec_free(o2m_exec *exec) {
+  if (!exec) return;
+  if (!mlirExecutionEngineIsNull(exec->engine)) mlirExecutionEngineDestroy(exec->engine);
+  o2m_arena_free(&exec->arena);
+  free(exec->entry);
+  free(exec);
+}
+
+/* ---- the call ------------------------------------------------------------ */
+
+static o2m_status check_input(const o2m_exec *e, int i, const o2m_tensor *t, o2m_diag *diag) {
+  const exec_arg *a = &e->args[i];
+  const char *name = t && t->name && t->name[0] ? t->name : "";
+  if (!t) return o2m_fail(diag, O2M_ERR_USAGE, "@%s: input %d is missing", e->entry, i);
+  int ok = exec_dtype_feeds(a->dtype, t->dtype) && a->rank == t->rank;
+  for (int k = 0; ok && k < a->rank; k++)
+    if (a->dims[k] >= 0 && a->dims[k] != t->dims[k]) ok = 0;
+  if (ok && t->count && !t->data)
+    return o2m_fail(diag, O2M_ERR_INVALID, "@%s: input %d '%s' has no data", e->entry, i, name);
+  if (ok) return O2M_OK;
+  char want[256] = "", got[256] = "";
+  for (int k = 0; k < a->rank; k++)
+    snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s%lld", k ? "," : "",
+             a->dims[k] < 0 ? "?" : "", (long long)(a->dims[k] < 0 ? 0 : a->dims[k]));
+  for (int k = 0; k < t->rank; k++)
+    snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%lld", k ? "," : "", (long long)t->dims[k]);
+  return o2m_fail(diag, O2M_ERR_INVALID, "@%s: input %d '%s' must be %s [%s] but is %s [%s]", e->entry, i,
+                  name, o2m_dtype_name(a->dtype), want, o2m_dtype_name(t->dtype), got);
+}
+
+/* Frees the result buffers the generated code allocated (see the top). */
+static void free_results(const o2m_exec *e, exec_word *results, exec_word *inputs) {
+  exec_word *r = results;
+  for (int i = 0; i < e->n_results; r += exec_desc_words(e->results[i].rank), i++) {
+    void *p = r[0].ptr;
+    int keep = p == CONSTANT_ALLOCATED;
+    exec_word *in = inputs;
+    for (int k = 0; !keep && k < e->n_args; in += exec_desc_words(e->args[k].rank), k++)
+      keep = in[0].ptr == p;
+    exec_word *before = results;
+    for (int k = 0; !keep && k < i; before += exec_desc_words(e->results[k].rank), k++)
+      keep = before[0].ptr == p;
+    if (!keep) free(p);
+  }
+}
+
+o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inputs, int n_outputs,
+                         o2m_tensor **outputs, o2m_arena *arena, o2m_diag *diag) {
+  if (n_inputs != e->n_args || n_outputs != e->n_results)
+    return o2m_fail(diag, O2M_ERR_USAGE, "@%s takes %d inputs and gives %d results, not %d and %d",
+                    e->entry, e->n_args, e->n_results, n_inputs, n_outputs);
+  size_t in_words = 0, out_words = 0;
+  for (int i = 0; i < n_inputs; i++) {
+    o2m_status s = check_input(e, i, inputs[i], diag);
+    if (s) return s;
+    in_words += exec_desc_words(e->args[i].rank);
+  }
+  for (int i = 0; i < n_outputs; i++) out_words += exec_desc_words(e->results[i].rank);
+  exec_word *words = calloc(in_words + out_words + 1, sizeof(exec_word));
+  void **slots = calloc(2 * ((size_t)n_inputs + 1), sizeof(void *));
+  if (!words || !slots) {
+    free(words);
+    free(slots);
+    return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  }
+  exec_word *in_descs = words, *out_descs = words + in_words;
+  /* slots[0..n) hold the pointers the function takes, slots[n..2n) point at them */
+  int n = 0;
+  if (n_outputs) slots[n++] = out_descs;
+  o2m_status s = O2M_OK;
+  int built = 0;
+  for (exec_word *d = in_descs; built < n_inputs; d += exec_desc_words(e->args[built].rank), built++) {
+    if ((s = exec_desc_from_tensor(inputs[built], d, diag))) break;
+    slots[n++] = d;
+  }
+  void **args = slots + n;
+  for (int k = 0; k < n; k++) args[k] = &slots[k];
+  if (!s) {
+    e->call(args);
+    exec_word *r = out_descs;
+    for (int i = 0; i < n_outputs; r += exec_desc_words(e->results[i].rank), i++) {
+      if ((s = exec_desc_to_tensor(r, &e->results[i], i, arena, &outputs[i], diag))) break;
+    }
+    free_results(e, out_descs, in_descs);
+  }
+  exec_word *d = in_descs;
+  for (int i = 0; i < built; d += exec_desc_words(e->args[i].rank), i++) exec_desc_free_input(d);
+  free(words);
+  free(slots);
+  return s;
+}

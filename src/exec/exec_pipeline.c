@@ -1,0 +1,146 @@
+/* exec_pipeline.c - from Linalg-on-tensors to the LLVM dialect.
+ *
+ * Owns: the registration of MLIR's dialects, passes and LLVM translations
+ * (once per process / per context), the capture of MLIR diagnostics into
+ * messages, verification, and the lowering pipeline: one table of passes,
+ * each run on its own so that a failure names the pass that failed.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <mlir-c/Pass.h>
+#include <mlir-c/RegisterEverything.h>
+
+#include "exec/exec_internal.h"
+#include "util/diag.h"
+
+/* ---- registration ---------------------------------------------------- */
+
+static pthread_once_t passes_once = PTHREAD_ONCE_INIT;
+
+static void register_passes(void) { mlirRegisterAllPasses(); }
+
+MlirContext o2m_exec_context_create(void) {
+  pthread_once(&passes_once, register_passes);
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  mlirRegisterAllDialects(registry);
+  MlirContext ctx = mlirContextCreateWithRegistry(registry, false);
+  mlirDialectRegistryDestroy(registry);
+  mlirRegisterAllLLVMTranslations(ctx);
+  return ctx;
+}
+
+/* ---- diagnostics ----------------------------------------------------- */
+
+typedef struct text_sink {
+  char *buf;
+  size_t cap, len;
+} text_sink;
+
+static void append(MlirStringRef s, void *user) {
+  text_sink *sink = user;
+  size_t room = sink->cap - 1 - sink->len;
+  size_t n = s.length < room ? s.length : room;
+  memcpy(sink->buf + sink->len, s.data, n);
+  sink->len += n;
+  sink->buf[sink->len] = '\0';
+}
+
+static MlirLogicalResult on_diagnostic(MlirDiagnostic d, void *user) {
+  exec_errors *errors = user;
+  if (mlirDiagnosticGetSeverity(d) != MlirDiagnosticError) return mlirLogicalResultSuccess();
+  if (errors->count++ == 0) {
+    text_sink sink = {errors->text, sizeof(errors->text), 0};
+    mlirLocationPrint(mlirDiagnosticGetLocation(d), append, &sink);
+    append(mlirStringRefCreateFromCString(": "), &sink);
+    mlirDiagnosticPrint(d, append, &sink);
+  }
+  return mlirLogicalResultSuccess();
+}
+
+void exec_capture_begin(exec_errors *errors, MlirContext ctx) {
+  errors->text[0] = '\0';
+  errors->count = 0;
+  errors->ctx = ctx;
+  errors->id = mlirContextAttachDiagnosticHandler(ctx, on_diagnostic, errors, NULL);
+}
+
+void exec_capture_end(exec_errors *errors) {
+  mlirContextDetachDiagnosticHandler(errors->ctx, errors->id);
+}
+
+o2m_status o2m_exec_verify(MlirModule module, o2m_diag *diag) {
+  exec_errors errors;
+  exec_capture_begin(&errors, mlirModuleGetContext(module));
+  bool ok = mlirOperationVerify(mlirModuleGetOperation(module));
+  exec_capture_end(&errors);
+  if (ok) return O2M_OK;
+  return o2m_fail(diag, O2M_ERR_INVALID, "the MLIR module does not verify: %s",
+                  errors.text[0] ? errors.text : "(no message)");
+}
+
+/* ---- the pipeline ---------------------------------------------------- */
+
+/* In order. Bufferization gives every function boundary an identity
+ * layout, so results come back contiguous; the deallocation pipeline frees
+ * temporaries and hands every returned buffer to the caller. Math ops on
+ * f16/bf16 are computed in f32; those LLVM has no intrinsic for become
+ * libm calls (resolved in-process by the JIT). */
+static const char *const lowering[] = {
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map}",
+    "buffer-deallocation-pipeline",
+    "convert-bufferization-to-memref",
+    "func.func(convert-linalg-to-loops)",
+    "math-extend-to-supported-types",
+    "convert-math-to-funcs",
+    "convert-scf-to-cf",
+    "expand-strided-metadata",
+    "lower-affine",
+    "arith-expand",
+    "convert-complex-to-standard",
+    "convert-math-to-llvm",
+    "convert-math-to-libm",
+    "finalize-memref-to-llvm",
+    "convert-arith-to-llvm",
+    "convert-index-to-llvm",
+    "convert-complex-to-llvm",
+    "convert-cf-to-llvm",
+    "convert-func-to-llvm",
+    "convert-ub-to-llvm",
+    "reconcile-unrealized-casts",
+};
+
+static void pipeline_error(MlirStringRef s, void *user) { append(s, user); }
+
+static o2m_status run_pass(MlirModule module, const char *pass, o2m_diag *diag) {
+  MlirContext ctx = mlirModuleGetContext(module);
+  char text[512], parse_error[512] = "";
+  snprintf(text, sizeof(text), "builtin.module(%s)", pass);
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  text_sink sink = {parse_error, sizeof(parse_error), 0};
+  MlirLogicalResult parsed = mlirParsePassPipeline(mlirPassManagerGetAsOpPassManager(pm),
+                                                   mlirStringRefCreateFromCString(text),
+                                                   pipeline_error, &sink);
+  if (mlirLogicalResultIsFailure(parsed)) {
+    mlirPassManagerDestroy(pm);
+    return o2m_fail(diag, O2M_ERR_INTERNAL, "this MLIR has no pass '%s': %s", pass, parse_error);
+  }
+  exec_errors errors;
+  exec_capture_begin(&errors, ctx);
+  MlirLogicalResult ran = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+  exec_capture_end(&errors);
+  mlirPassManagerDestroy(pm);
+  if (mlirLogicalResultIsSuccess(ran)) return O2M_OK;
+  return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "lowering to LLVM failed in pass %s: %s", pass,
+                  errors.text[0] ? errors.text : "(no message)");
+}
+
+o2m_status exec_lower_to_llvm(MlirModule module, o2m_diag *diag) {
+  for (size_t i = 0; i < sizeof(lowering) / sizeof(lowering[0]); i++) {
+    o2m_status s = run_pass(module, lowering[i], diag);
+    if (s) return s;
+  }
+  return O2M_OK;
+}

@@ -1,0 +1,56 @@
+/* run.h - running a whole model (or an MLIR module) on given inputs: what
+ * `onnx2mlir run` and `onnx2mlir test` call through the plugin.
+ *
+ * Owns: the order of the phases (specialise to the input shapes, emit for
+ * the target, verify, compile, call) and the reporting of which phase
+ * failed, so that `test` can classify a failure. This header does not
+ * include MLIR, so that the CLI can use it without linking MLIR; the code
+ * lives in the plugin (src/exec/run.c).
+ */
+#ifndef O2M_RUN_H
+#define O2M_RUN_H
+
+#include "ir/ir.h"
+
+/* The phases of running a model, in order. */
+typedef enum o2m_run_phase {
+  O2M_PHASE_READ,    /* reading the model or the data */
+  O2M_PHASE_INFER,   /* inference, also for the concrete input shapes */
+  O2M_PHASE_EMIT,    /* rewriting to the core op set and emitting MLIR */
+  O2M_PHASE_VERIFY,  /* MLIR's verifier */
+  O2M_PHASE_COMPILE, /* lowering to LLVM, JIT compilation */
+  O2M_PHASE_RUN,     /* the call */
+  O2M_PHASE_COMPARE, /* against expected outputs (`test` only) */
+  O2M_PHASE_COUNT
+} o2m_run_phase;
+
+typedef struct o2m_run_options {
+  o2m_target target; /* O2M_TARGET_LINALG; others are not implemented */
+  int opt_level;     /* LLVM optimisation level 0..3 */
+  /* Called as each phase starts (e.g. to report a crash's phase). */
+  void (*on_phase)(void *user, o2m_run_phase phase);
+  void *on_phase_user;
+} o2m_run_options;
+
+/* Specialises `model` to the shapes of `inputs` (one per runtime input,
+ * o2m_runtime_input order), emits it for options->target, verifies,
+ * compiles and calls it. The model is rewritten in place (load it afresh
+ * for another run). On success outputs[0..n) (n = the graph's output
+ * count) are tensors in `arena`, named and typed as the graph outputs.
+ * On failure *failed says in which phase. */
+o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options,
+                         int n_inputs, const o2m_tensor *const *inputs,
+                         o2m_tensor **outputs, o2m_arena *arena,
+                         o2m_run_phase *failed, o2m_diag *diag);
+
+/* Parses the MLIR file at `path` (text or bytecode, Linalg on tensors as
+ * `import --to linalg` writes it), compiles it and calls @`entry` with
+ * `inputs`. *n_outputs and *outputs (an array in `arena`) receive the
+ * results, named "result<i>". */
+o2m_status o2m_run_mlir_file(const char *path, const char *entry,
+                             const o2m_run_options *options, int n_inputs,
+                             const o2m_tensor *const *inputs, int *n_outputs,
+                             o2m_tensor ***outputs, o2m_arena *arena,
+                             o2m_run_phase *failed, o2m_diag *diag);
+
+#endif

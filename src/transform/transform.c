@@ -1,0 +1,96 @@
+/* transform.c - the pass that applies the rewrite rules of rules.def to
+ * every node of every graph (subgraphs first), keeping the node order
+ * topological, and the rule lookup. A rule that refuses a node leaves it
+ * untouched (its reason is kept for the backend's report). */
+#include <string.h>
+
+#include "transform/transform.h"
+#include "util/diag.h"
+
+#define RULE(domain, op, fn) o2m_status fn(o2m_rewriter *rw);
+#include "transform/rules.def"
+#undef RULE
+
+static const o2m_rewrite_rule rules[] = {
+#define RULE(domain, op, fn) {domain, op, fn},
+#include "transform/rules.def"
+#undef RULE
+    {NULL, NULL, NULL}};
+
+const o2m_rewrite_rule *o2m_rewrite_rule_for(const char *domain,
+                                             const char *op_type) {
+  if (strcmp(domain, "ai.onnx") == 0) domain = "";
+  for (const o2m_rewrite_rule *r = rules; r->op_type; r++)
+    if (strcmp(r->op_type, op_type) == 0 && strcmp(r->domain, domain) == 0) return r;
+  return NULL;
+}
+
+static o2m_status transform_graph(o2m_model *model, o2m_graph *g, o2m_diag *diag);
+
+static o2m_status transform_subgraphs(o2m_model *model, o2m_node *n, o2m_diag *diag) {
+  for (int a = 0; a < n->n_attrs; a++) {
+    o2m_attr *attr = &n->attrs[a];
+    if (attr->type == O2M_ATTR_GRAPH && attr->g) {
+      o2m_status s = transform_graph(model, attr->g, diag);
+      if (s) return s;
+    }
+    for (int k = 0; attr->type == O2M_ATTR_GRAPHS && k < attr->count; k++) {
+      o2m_status s = transform_graph(model, attr->graphs[k], diag);
+      if (s) return s;
+    }
+  }
+  return O2M_OK;
+}
+
+/* Keeps the node as it is: appended unchanged to the new list. */
+static o2m_status keep(o2m_rewriter *rw, o2m_node *n) {
+  if (o2m_rw_append(rw, n)) return o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
+  return O2M_OK;
+}
+
+/* Applies n's rule; on refusal restores what the rule touched. */
+static o2m_status apply_rule(o2m_rewriter *rw, o2m_node *n, const o2m_rewrite_rule *rule,
+                             o2m_diag *diag) {
+  enum { MAX_SAVED = 32 };
+  o2m_value saved[MAX_SAVED];
+  int n_saved = n->n_outputs < MAX_SAVED ? n->n_outputs : MAX_SAVED;
+  for (int k = 0; k < n_saved; k++)
+    if (n->outputs[k]) saved[k] = *n->outputs[k];
+  int mark = rw->n_out_nodes;
+  o2m_diag scratch = {0};
+  scratch.warn = diag->warn;
+  scratch.warn_user = diag->warn_user;
+  rw->node = n;
+  rw->diag = &scratch;
+  o2m_status s = rule->rewrite(rw);
+  rw->diag = diag;
+  if (s == O2M_OK) return rw->n_out_nodes == mark ? keep(rw, n) : O2M_OK;
+  if (s != O2M_ERR_UNSUPPORTED || n->n_outputs > MAX_SAVED) {
+    o2m_fail(diag, s, "%s", scratch.message);
+    return s;
+  }
+  rw->n_out_nodes = mark;
+  for (int k = 0; k < n_saved; k++)
+    if (n->outputs[k]) *n->outputs[k] = saved[k];
+  n->rewrite_failure = o2m_arena_strdup(&rw->model->arena, scratch.message);
+  return keep(rw, n);
+}
+
+static o2m_status transform_graph(o2m_model *model, o2m_graph *g, o2m_diag *diag) {
+  o2m_rewriter rw = {model, diag, g, NULL, NULL, 0, 0, 0};
+  for (int i = 0; i < g->n_nodes; i++) {
+    o2m_node *n = g->nodes[i];
+    o2m_status s = transform_subgraphs(model, n, diag);
+    if (s) return s;
+    const o2m_rewrite_rule *rule = o2m_rewrite_rule_for(n->domain, n->op_type);
+    s = rule && rule->rewrite ? apply_rule(&rw, n, rule, diag) : keep(&rw, n);
+    if (s) return s;
+  }
+  g->nodes = rw.out_nodes;
+  g->n_nodes = rw.n_out_nodes;
+  return O2M_OK;
+}
+
+o2m_status o2m_transform_to_core(o2m_model *model, o2m_diag *diag) {
+  return transform_graph(model, model->graph, diag);
+}
