@@ -14,12 +14,13 @@ mlir_opt=${MLIR_OPT:-/usr/lib/llvm-22/bin/mlir-opt}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+node_tests=${O2M_NODE_TESTS:-$here/../../../shared/onnx-node-tests}
 suites=()
-[ -d "$here/../../../shared/onnx-node-tests" ] && suites+=("node-tests=$here/../../../shared/onnx-node-tests")
+[ -d "$node_tests" ] && suites+=("node-tests=$node_tests")
 for s in node pytorch-converted pytorch-operator simple; do
   [ -d "/usr/share/libonnx-testdata/data/$s" ] && suites+=("libonnx-$s=/usr/share/libonnx-testdata/data/$s")
 done
-[ -d "$here/../../../shared/onnx-node-tests" ] || echo "note: ../shared/onnx-node-tests is absent; checking the Debian suites only"
+[ -d "$node_tests" ] || echo "note: ../shared/onnx-node-tests is absent; checking the Debian suites only"
 
 for entry in "${suites[@]}"; do
   label=${entry%%=*}
