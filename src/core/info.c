@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/support.h"
 #include "ir/optable.h"
 #include "ir/type_text.h"
 #include "util/diag.h"
@@ -135,6 +136,21 @@ static void write_header(FILE *out, const o2m_model *m) {
   if (m->n_functions) fprintf(out, "functions: %d model-local (inlined)\n", m->n_functions);
 }
 
+static void write_targets(FILE *out, const summary *s) {
+  fprintf(out, "targets:\n  torch      all %d ops (written as they are)\n", s->n_ops);
+  int missing = 0;
+  for (int i = 0; i < s->n_ops; i++)
+    missing += o2m_linalg_support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE;
+  fprintf(out, "  linalg     %d of %d ops", s->n_ops - missing, s->n_ops);
+  if (missing) {
+    fprintf(out, "; none for:");
+    for (int i = 0; i < s->n_ops; i++)
+      if (o2m_linalg_support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE)
+        fprintf(out, " %s", s->ops[i].op_type);
+  }
+  fprintf(out, "\n  onnx, tosa, stablehlo: not implemented yet\n");
+}
+
 o2m_status o2m_model_write_info(const o2m_model *model, unsigned flags,
                                 FILE *out, o2m_diag *diag) {
   const o2m_graph *g = model->graph;
@@ -163,8 +179,7 @@ o2m_status o2m_model_write_info(const o2m_model *model, unsigned flags,
     fprintf(out, "  %-28s %6ld   %s%s opset %lld%s\n", s.ops[i].op_type, s.ops[i].count,
             s.ops[i].domain[0] ? s.ops[i].domain : "ai.onnx", "", (long long)s.ops[i].opset,
             s.ops[i].has_infer ? "" : "   (no shape inference: declared types used)");
-  fprintf(out, "targets:\n  torch      all %d ops\n", s.n_ops);
-  fprintf(out, "  onnx, linalg, tosa, stablehlo: not implemented yet (no op supported)\n");
+  write_targets(out, &s);
   if (flags & O2M_INFO_TYPES) {
     fprintf(out, "types:\n");
     write_all_types(out, g, 0);

@@ -173,14 +173,23 @@ o2m_status o2m_infer_if(o2m_infer_ctx *ctx) {
       (st = graph_attr(ctx, "else_branch", &branch[1])))
     return st;
   int n_out = o2m_out_count(ctx);
+  int64_t *cond;
+  int taken = o2m_in_known_ints(ctx, 0, &cond) == 1 ? (cond[0] ? 0 : 1) : -1;
   for (int b = 0; b < 2; b++) {
     if (branch[b]->n_outputs != n_out)
       return o2m_infer_error(ctx, "%s branch has %d outputs, the node %d",
                              b ? "else" : "then", branch[b]->n_outputs, n_out);
+    if (taken >= 0 && b != taken) {
+      /* a branch that never runs may not fit the known shapes: type what
+       * can be typed, ignore its errors */
+      o2m_diag ignored = {0}, *saved = ctx->diag;
+      ctx->diag = &ignored;
+      o2m_infer_subgraph(ctx, branch[b], 0, NULL);
+      ctx->diag = saved;
+      continue;
+    }
     if ((st = o2m_infer_subgraph(ctx, branch[b], 0, NULL))) return st;
   }
-  int64_t *cond;
-  int taken = o2m_in_known_ints(ctx, 0, &cond) == 1 ? (cond[0] ? 0 : 1) : -1;
   for (int i = 0; i < n_out; i++) {
     const o2m_value *then_v = branch[0]->output_values[i];
     const o2m_value *else_v = branch[1]->output_values[i];

@@ -1,0 +1,31 @@
+/* support.c - what each target can do with an op, for `info`: read from
+ * the emitters' lowering tables (names only, so the MLIR-free core never
+ * links the emitters) and the transform layer's rule table. */
+#include <string.h>
+
+#include "core/support.h"
+
+static const char *const linalg_lowered[] = {
+#define LOWER(op, fn) op,
+#include "emit/linalg/lower_rules.def"
+#undef LOWER
+    NULL};
+
+static const char *const rewritten[] = {
+#define RULE(domain, op, fn) op,
+#include "transform/rules.def"
+#undef RULE
+    NULL};
+
+static int listed(const char *const *names, const char *op_type) {
+  for (int i = 0; names[i]; i++)
+    if (strcmp(names[i], op_type) == 0) return 1;
+  return 0;
+}
+
+o2m_op_support o2m_linalg_support(const char *domain, const char *op_type) {
+  if (domain[0] && strcmp(domain, "ai.onnx") != 0) return O2M_SUPPORT_NONE;
+  if (listed(linalg_lowered, op_type)) return O2M_SUPPORT_LOWERED;
+  if (listed(rewritten, op_type)) return O2M_SUPPORT_REWRITTEN;
+  return O2M_SUPPORT_NONE;
+}

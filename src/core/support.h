@@ -1,0 +1,13 @@
+/* support.h - per-target op support, as `info` reports it. */
+#ifndef O2M_SUPPORT_H
+#define O2M_SUPPORT_H
+
+typedef enum o2m_op_support {
+  O2M_SUPPORT_NONE,      /* no lowering and no rewrite rule */
+  O2M_SUPPORT_LOWERED,   /* the backend lowers the op directly */
+  O2M_SUPPORT_REWRITTEN  /* a rewrite rule turns it into other ops first */
+} o2m_op_support;
+
+o2m_op_support o2m_linalg_support(const char *domain, const char *op_type);
+
+#endif
