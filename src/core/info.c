@@ -173,7 +173,7 @@ o2m_status o2m_model_write_info(const o2m_model *model, unsigned flags,
     fprintf(out, " in external data)");
   }
   fprintf(out, "\n");
-  qsort(s.ops, (size_t)s.n_ops, sizeof(*s.ops), by_count_desc);
+  if (s.n_ops) qsort(s.ops, (size_t)s.n_ops, sizeof(*s.ops), by_count_desc);
   fprintf(out, "ops (%d distinct):\n", s.n_ops);
   for (int i = 0; i < s.n_ops; i++)
     fprintf(out, "  %-28s %6ld   %s%s opset %lld%s\n", s.ops[i].op_type, s.ops[i].count,

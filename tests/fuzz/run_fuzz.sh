@@ -22,4 +22,4 @@ for m in examples/*.onnx tests/lit/inputs/*.onnx ../shared/onnx-node-tests/*/mod
 done
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   "$build/fuzz_import" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=4096 \
-  -timeout=10 -print_final_stats=1 "$corpus"
+  -timeout=10 -print_final_stats=1 -artifact_prefix="$build/" "$corpus"
