@@ -14,6 +14,8 @@ typedef struct command {
 static const command commands[] = {
     {"import", cmd_import, "emit a model as MLIR (torch-mlir's ONNX form by default)"},
     {"info", cmd_info, "summarise a model: opsets, I/O types, ops, parameters"},
+    {"run", cmd_run, "run a model on given inputs (JIT-compiled through MLIR)"},
+    {"test", cmd_test, "run ONNX backend-test folders and compare the outputs"},
 };
 
 static void usage(FILE *out) {

@@ -120,7 +120,6 @@ typedef struct report {
   size_t len;
   int64_t mismatches;
   double max_abs, max_rel;
-  int listed;
 } report;
 
 static void say(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -134,8 +133,8 @@ static void say(report *r, const char *fmt, ...) {
   if (r->len > sizeof(r->text) - 1) r->len = sizeof(r->text) - 1;
 }
 
-/* "[1,0,2]" for element `flat` of `t`, plus ".re"/".im" for complex. */
-static void say_index(report *r, const o2m_tensor *t, int64_t flat, int parts, int part) {
+/* "[1,0,2]" for element `flat` of `t`. */
+static void say_index(report *r, const o2m_tensor *t, int64_t flat) {
   int64_t rest = flat, idx[64];
   int rank = t->rank < 64 ? t->rank : 64;
   for (int k = rank - 1; k >= 0; k--) {
@@ -144,7 +143,7 @@ static void say_index(report *r, const o2m_tensor *t, int64_t flat, int parts, i
   }
   say(r, "[");
   for (int k = 0; k < rank; k++) say(r, "%s%" PRId64, k ? "," : "", idx[k]);
-  say(r, "]%s", parts == 2 ? (part ? ".im" : ".re") : "");
+  say(r, "]");
 }
 
 static void say_shape(report *r, const o2m_tensor *t) {
@@ -153,62 +152,42 @@ static void say_shape(report *r, const o2m_tensor *t) {
   say(r, "]");
 }
 
-static int wants_listing(report *r, const o2m_compare_options *o) {
-  r->mismatches++;
-  if (r->listed >= o->max_report) return 0;
-  say(r, r->listed++ ? "; " : ": ");
-  return 1;
-}
+/* ---- matching one element ------------------------------------------------ */
 
-/* ---- per kind --------------------------------------------------------- */
-
-static void compare_floats(const o2m_tensor *a, const o2m_tensor *e, const o2m_compare_options *o, report *r) {
-  int bits = types[e->dtype].bits, parts = types[e->dtype].parts;
-  for (int64_t i = 0; i < e->count * parts; i++) {
-    double x = decode_float(e->dtype, field(a->data, i, bits));
-    double y = decode_float(e->dtype, field(e->data, i, bits));
-    int ok;
+/* Every part of float element i within tolerance; tracks the errors. */
+static int floats_match(const o2m_tensor *a, const o2m_tensor *e, int64_t i, const o2m_compare_options *o,
+                        report *r) {
+  int bits = types[e->dtype].bits, parts = types[e->dtype].parts, ok = 1;
+  for (int p = 0; p < parts; p++) {
+    double x = decode_float(e->dtype, field(a->data, i * parts + p, bits));
+    double y = decode_float(e->dtype, field(e->data, i * parts + p, bits));
     if (isnan(x) || isnan(y)) {
-      ok = isnan(x) && isnan(y);
+      ok &= isnan(x) && isnan(y);
     } else if (isinf(x) || isinf(y)) {
-      ok = x == y;
+      ok &= x == y;
     } else {
       double diff = fabs(x - y);
       if (diff > r->max_abs) r->max_abs = diff;
       if (y != 0 && diff / fabs(y) > r->max_rel) r->max_rel = diff / fabs(y);
-      ok = diff <= o->atol + o->rtol * fabs(y);
+      ok &= diff <= o->atol + o->rtol * fabs(y);
     }
-    if (ok || !wants_listing(r, o)) continue;
-    say_index(r, e, i / parts, parts, (int)(i % parts));
-    say(r, " %.9g, expected %.9g", x, y);
   }
+  return ok;
 }
 
-static void compare_ints(const o2m_tensor *a, const o2m_tensor *e, const o2m_compare_options *o, report *r) {
+static int element_matches(const o2m_tensor *a, const o2m_tensor *e, int64_t i, const o2m_compare_options *o,
+                           report *r) {
   int bits = types[e->dtype].bits;
-  kind k = types[e->dtype].kind;
-  for (int64_t i = 0; i < e->count; i++) {
-    uint64_t x = field(a->data, i, bits), y = field(e->data, i, bits);
-    if (k == K_BOOL ? (x != 0) == (y != 0) : x == y) continue;
-    if (!wants_listing(r, o)) continue;
-    say_index(r, e, i, 1, 0);
-    if (k == K_SINT)
-      say(r, " %" PRId64 ", expected %" PRId64, sign_extend(x, bits), sign_extend(y, bits));
-    else if (k == K_BOOL)
-      say(r, " %s, expected %s", x ? "true" : "false", y ? "true" : "false");
-    else
-      say(r, " %" PRIu64 ", expected %" PRIu64, x, y);
-  }
-}
-
-static void compare_strings(const o2m_tensor *a, const o2m_tensor *e, const o2m_compare_options *o, report *r) {
-  for (int64_t i = 0; i < e->count; i++) {
-    o2m_bytes x = a->strings[i], y = e->strings[i];
-    if (x.len == y.len && (!x.len || memcmp(x.ptr, y.ptr, x.len) == 0)) continue;
-    if (!wants_listing(r, o)) continue;
-    say_index(r, e, i, 1, 0);
-    int xn = x.len > 40 ? 40 : (int)x.len, yn = y.len > 40 ? 40 : (int)y.len;
-    say(r, " \"%.*s\", expected \"%.*s\"", xn, (const char *)x.ptr, yn, (const char *)y.ptr);
+  switch (types[e->dtype].kind) {
+  case K_FLOAT:
+    return floats_match(a, e, i, o, r);
+  case K_STRING:
+    return a->strings[i].len == e->strings[i].len &&
+           (!e->strings[i].len || memcmp(a->strings[i].ptr, e->strings[i].ptr, e->strings[i].len) == 0);
+  case K_BOOL:
+    return (field(a->data, i, bits) != 0) == (field(e->data, i, bits) != 0);
+  default:
+    return field(a->data, i, bits) == field(e->data, i, bits);
   }
 }
 
@@ -269,22 +248,22 @@ o2m_status o2m_compare_tensors(const o2m_tensor *actual, const o2m_tensor *expec
                     o2m_dtype_name(expected->dtype));
   if (!has_payload(actual) || !has_payload(expected))
     return o2m_fail(diag, O2M_ERR_INVALID, "%sa tensor has no data", r.text);
-  size_t head = r.len;
-  switch (types[expected->dtype].kind) {
-  case K_FLOAT: compare_floats(actual, expected, o, &r); break;
-  case K_STRING: compare_strings(actual, expected, o, &r); break;
-  default: compare_ints(actual, expected, o, &r); break;
+  int is_float = types[expected->dtype].kind == K_FLOAT;
+  report shown = {.len = 0};
+  for (int64_t i = 0; i < expected->count; i++) {
+    if (element_matches(actual, expected, i, o, &r)) continue;
+    if (r.mismatches++ >= o->max_report) continue;
+    char x[64], y[64];
+    o2m_format_element(actual, i, x, sizeof(x));
+    o2m_format_element(expected, i, y, sizeof(y));
+    say(&shown, "%s", r.mismatches > 1 ? "; " : ": ");
+    say_index(&shown, expected, i);
+    say(&shown, " %s, expected %s", x, y);
   }
   if (!r.mismatches) return O2M_OK;
-  /* put the count in front of the listing */
-  char listing[1536];
-  snprintf(listing, sizeof(listing), "%s", r.text + head);
-  r.len = head;
-  r.text[head] = '\0';
   say(&r, "%" PRId64 " of %" PRId64 " values differ", r.mismatches, expected->count);
-  if (types[expected->dtype].kind == K_FLOAT) say(&r, " (rtol %g, atol %g)", o->rtol, o->atol);
-  say(&r, "%s", listing);
-  if (r.mismatches > r.listed) say(&r, "; ...");
-  if (types[expected->dtype].kind == K_FLOAT) say(&r, "; max abs error %.3g, max rel error %.3g", r.max_abs, r.max_rel);
+  if (is_float) say(&r, " (rtol %g, atol %g)", o->rtol, o->atol);
+  say(&r, "%s%s", shown.text, r.mismatches > o->max_report ? "; ..." : "");
+  if (is_float) say(&r, "; max abs error %.3g, max rel error %.3g", r.max_abs, r.max_rel);
   return o2m_fail(diag, O2M_ERR_INVALID, "%s", r.text);
 }

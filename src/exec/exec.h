@@ -46,8 +46,7 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry,
                             const o2m_exec_options *options, o2m_exec **out,
                             o2m_diag *diag);
 
-/* The entry function's signature, as the caller must feed it. */
-int o2m_exec_input_count(const o2m_exec *exec);
+/* The number of results of the entry function. */
 int o2m_exec_output_count(const o2m_exec *exec);
 
 /* Calls the entry function. inputs[i] must match the function's i-th

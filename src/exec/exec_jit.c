@@ -162,7 +162,6 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
   return O2M_OK;
 }
 
-int o2m_exec_input_count(const o2m_exec *exec) { return exec->n_args; }
 int o2m_exec_output_count(const o2m_exec *exec) { return exec->n_results; }
 
 void o2m_exec_free(o2m_exec *exec) {
@@ -187,8 +186,10 @@ static o2m_status check_input(const o2m_exec *e, int i, const o2m_tensor *t, o2m
   if (ok) return O2M_OK;
   char want[256] = "", got[256] = "";
   for (int k = 0; k < a->rank; k++)
-    snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s%lld", k ? "," : "",
-             a->dims[k] < 0 ? "?" : "", (long long)(a->dims[k] < 0 ? 0 : a->dims[k]));
+    if (a->dims[k] < 0)
+      snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s?", k ? "," : "");
+    else
+      snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%lld", k ? "," : "", (long long)a->dims[k]);
   for (int k = 0; k < t->rank; k++)
     snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%lld", k ? "," : "", (long long)t->dims[k]);
   return o2m_fail(diag, O2M_ERR_INVALID, "@%s: input %d '%s' must be %s [%s] but is %s [%s]", e->entry, i,
@@ -213,9 +214,11 @@ static void free_results(const o2m_exec *e, exec_word *results, exec_word *input
 
 o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inputs, int n_outputs,
                          o2m_tensor **outputs, o2m_arena *arena, o2m_diag *diag) {
-  if (n_inputs != e->n_args || n_outputs != e->n_results)
-    return o2m_fail(diag, O2M_ERR_USAGE, "@%s takes %d inputs and gives %d results, not %d and %d",
-                    e->entry, e->n_args, e->n_results, n_inputs, n_outputs);
+  if (n_inputs != e->n_args)
+    return o2m_fail(diag, O2M_ERR_USAGE, "@%s takes %d input%s but %d %s given", e->entry, e->n_args,
+                    e->n_args == 1 ? "" : "s", n_inputs, n_inputs == 1 ? "was" : "were");
+  if (n_outputs != e->n_results)
+    return o2m_fail(diag, O2M_ERR_USAGE, "@%s gives %d results, not %d", e->entry, e->n_results, n_outputs);
   size_t in_words = 0, out_words = 0;
   for (int i = 0; i < n_inputs; i++) {
     o2m_status s = check_input(e, i, inputs[i], diag);

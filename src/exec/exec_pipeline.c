@@ -88,8 +88,7 @@ o2m_status o2m_exec_verify(MlirModule module, o2m_diag *diag) {
  * f16/bf16 are computed in f32; those LLVM has no intrinsic for become
  * libm calls (resolved in-process by the JIT). */
 static const char *const lowering[] = {
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map}",
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
     "buffer-deallocation-pipeline",
     "convert-bufferization-to-memref",
     "func.func(convert-linalg-to-loops)",

@@ -2,8 +2,6 @@
  * running, each reported before it starts, and the table from target to
  * the emitter that builds an MLIR module in memory.
  */
-#include <stdio.h>
-#include <string.h>
 
 #include "core/core.h"
 #include "emit/emit.h"
@@ -87,9 +85,7 @@ static void label_outputs(const o2m_graph *g, o2m_tensor **outputs) {
   for (int i = 0; i < g->n_outputs; i++) {
     outputs[i]->name = g->outputs[i].name;
     o2m_dtype want = g->output_values[i]->type.elem;
-    if (want && o2m_dtype_bits(want) == o2m_dtype_bits(outputs[i]->dtype) && outputs[i]->dtype != want &&
-        outputs[i]->dtype != O2M_DT_BOOL && want != O2M_DT_BOOL)
-      outputs[i]->dtype = want;
+    if (want && exec_dtype_feeds(want, outputs[i]->dtype)) outputs[i]->dtype = want;
   }
 }
 

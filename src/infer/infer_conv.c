@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "infer/infer.h"
+#include "infer/infer_data.h"
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -417,18 +418,25 @@ o2m_status o2m_infer_global_pool(o2m_infer_ctx *ctx) {
   return O2M_OK;
 }
 
-/* The known entries of a 1-D int64 input of `count` values; NULL when not
- * known. A wrong count is an error. */
-static o2m_status known_ints(o2m_infer_ctx *ctx, int in, int count,
-                             const char *what, int64_t **values) {
-  *values = NULL;
-  int64_t n = o2m_in_known_ints(ctx, in, values);
-  if (n >= 0 && count >= 0 && n != count) {
-    *values = NULL;
-    return o2m_infer_error(ctx, "%s has %lld values, expected %d", what,
-                           (long long)n, count);
+/* The entries of a 1-D integer input as dims: its known values, or the
+ * symbolic dims that shape data propagation tracked; *dims NULL when
+ * neither is known. *count, when >= 0, is the required number of entries
+ * (a mismatch is an error) and receives the number found. A negative entry
+ * is an error. */
+static o2m_status dims_input(o2m_infer_ctx *ctx, int in, const char *what,
+                             int *count, const o2m_dim **dims) {
+  int n = o2m_shape_value_in(ctx, in, 0, dims);
+  if (n < 0) {
+    *dims = NULL;
+    return O2M_OK;
   }
-  if (n < 0) *values = NULL;
+  if (*count >= 0 && n != *count)
+    return o2m_infer_error(ctx, "%s has %d values, expected %d", what, n,
+                           *count);
+  *count = n;
+  for (int k = 0; k < n; k++)
+    if (o2m_entry_known((*dims)[k]) && (*dims)[k].size < 0)
+      return o2m_infer_error(ctx, "%s has a negative value", what);
   return O2M_OK;
 }
 
@@ -451,13 +459,10 @@ o2m_status o2m_infer_max_unpool(o2m_infer_ctx *ctx) {
   y->dims[0] = x->dims[0];
   y->dims[1] = x->dims[1];
   if (o2m_in_present(ctx, 2)) {
-    int64_t *shape;
-    if ((s = known_ints(ctx, 2, x->rank, "output_shape", &shape))) return s;
-    for (int k = 0; shape && k < x->rank; k++) {
-      if (shape[k] < 0)
-        return o2m_infer_error(ctx, "output_shape has a negative value");
-      y->dims[k] = o2m_dim_known(shape[k]);
-    }
+    const o2m_dim *shape;
+    int count = x->rank;
+    if ((s = dims_input(ctx, 2, "output_shape", &count, &shape))) return s;
+    for (int k = 0; shape && k < x->rank; k++) y->dims[k] = shape[k];
     return O2M_OK;
   }
   for (int i = 0; i < win.n; i++) {
@@ -498,47 +503,45 @@ o2m_status o2m_infer_roi_pool(o2m_infer_ctx *ctx) {
 /* Col2Im(input (N, C * prod(block), L), image_shape, block_shape) ->
  * (N, C, image_shape...). */
 o2m_status o2m_infer_col2im(o2m_infer_ctx *ctx) {
-  const o2m_type *x = o2m_in_type(ctx, 0);
-  const o2m_type *image_type = o2m_in_type(ctx, 1);
+  const o2m_type *x = o2m_in_type(ctx, 0), *image_type = o2m_in_type(ctx, 1);
   if (is_ranked(x) && x->rank != 3)
     return o2m_infer_error(ctx, "input has rank %d, expected 3", x->rank);
   int n = -1; /* the number of image dims */
   if (is_ranked(image_type) && image_type->rank == 1 &&
-      image_type->dims[0].size >= 0)
+      image_type->dims[0].size >= 0 &&
+      image_type->dims[0].size <= O2M_KNOWN_MAX)
     n = (int)image_type->dims[0].size;
-  int64_t *image, *block;
+  const o2m_dim *image, *block;
   o2m_status s;
-  if ((s = known_ints(ctx, 1, n, "image_shape", &image))) return s;
-  if (image) n = (int)o2m_in_known(ctx, 1)->count;
-  if ((s = known_ints(ctx, 2, n, "block_shape", &block))) return s;
-  if (n < 0 || n > O2M_KNOWN_MAX) {
+  if ((s = dims_input(ctx, 1, "image_shape", &n, &image)) ||
+      (s = dims_input(ctx, 2, "block_shape", &n, &block)))
+    return s;
+  if (n < 0) {
     out_unranked(ctx, 0, x->elem);
     return O2M_OK;
   }
   o2m_type *y = out_shaped(ctx, 0, x->elem, n + 2);
   y->dims[0] = dim_or_fresh(ctx, x, 0);
-  int64_t block_size = 1;
+  for (int i = 0; image && i < n; i++) y->dims[2 + i] = image[i];
+  int64_t block_size = block ? 1 : -1;
   for (int i = 0; block && i < n; i++) {
-    if (block[i] <= 0)
-      return o2m_infer_error(ctx, "block_shape has a non-positive value");
-    if (__builtin_mul_overflow(block_size, block[i], &block_size))
+    if (block[i].size == 0)
+      return o2m_infer_error(ctx, "block_shape has a zero value");
+    if (!o2m_entry_known(block[i])) block_size = -1;
+    if (block_size > 0 &&
+        __builtin_mul_overflow(block_size, block[i].size, &block_size))
       return o2m_infer_error(ctx, "block_shape overflows");
   }
   o2m_dim packed = dim_or_fresh(ctx, x, 1);
-  if (block && packed.size >= 0) {
+  if (block_size == 1) {
+    y->dims[1] = packed;
+  } else if (block_size > 0 && packed.size >= 0) {
     if (packed.size % block_size)
       return o2m_infer_error(ctx,
-                             "input dim 1 (%lld) is not a multiple of "
-                             "the block size %lld",
+                             "input dim 1 (%lld) is not a multiple of the "
+                             "block size %lld",
                              (long long)packed.size, (long long)block_size);
     y->dims[1] = o2m_dim_known(packed.size / block_size);
-  } else if (block && block_size == 1) {
-    y->dims[1] = packed;
-  }
-  for (int i = 0; image && i < n; i++) {
-    if (image[i] < 0)
-      return o2m_infer_error(ctx, "image_shape has a negative value");
-    y->dims[2 + i] = o2m_dim_known(image[i]);
   }
   return O2M_OK;
 }

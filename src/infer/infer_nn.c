@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "infer/infer.h"
+#include "infer/infer_data.h"
 #include "util/diag.h"
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -78,6 +79,7 @@ static o2m_status check_same_dim(o2m_infer_ctx *ctx, o2m_dim a, o2m_dim b,
 static o2m_status dtype_attr(o2m_infer_ctx *ctx, const char *name,
                              o2m_dtype dflt, o2m_dtype *out) {
   int64_t v = o2m_attr_int(ctx, name, dflt);
+  *out = O2M_DT_UNDEFINED;
   if (v != O2M_DT_UNDEFINED &&
       (v < 0 || v > INT32_MAX || !o2m_dtype_valid((int)v)))
     return o2m_infer_error(ctx, "attribute %s = %lld is not a data type", name,
@@ -675,25 +677,13 @@ o2m_status o2m_infer_loss(o2m_infer_ctx *ctx) {
 
 /* The entries of a 1-D integer input as dims: its known values, or the
  * symbolic dims that shape data propagation tracked. *count is -1 when
- * neither is known; a negative known value is an error. */
+ * neither is known; a negative entry is an error. */
 static o2m_status in_dims_value(o2m_infer_ctx *ctx, int i, const char *what,
                                 int64_t *count, const o2m_dim **dims) {
-  int64_t *values;
-  *count = o2m_in_known_ints(ctx, i, &values);
-  if (*count >= 0) {
-    o2m_dim *d =
-        o2m_arena_array(ctx->arena, (size_t)*count + 1, sizeof(o2m_dim));
-    if (!d) return o2m_fail(ctx->diag, O2M_ERR_NOMEM, "out of memory");
-    for (int64_t k = 0; k < *count; k++) {
-      if (values[k] < 0)
-        return o2m_infer_error(ctx, "%s has a negative value", what);
-      d[k] = o2m_dim_known(values[k]);
-    }
-    *dims = d;
-  } else if (o2m_in_present(ctx, i) && ctx->node->inputs[i]->shape_value) {
-    *dims = ctx->node->inputs[i]->shape_value;
-    *count = ctx->node->inputs[i]->shape_value_len;
-  }
+  *count = o2m_shape_value_in(ctx, i, 0, dims);
+  for (int64_t k = 0; k < *count; k++)
+    if (o2m_entry_known((*dims)[k]) && (*dims)[k].size < 0)
+      return o2m_infer_error(ctx, "%s has a negative value", what);
   return O2M_OK;
 }
 

@@ -231,7 +231,10 @@ static o2m_status emit_regions(o2m_torch *em, const o2m_node *node,
         malloc(sizeof(MlirLocation) * (size_t)(g->n_inputs + 1));
     for (int i = 0; types && locs && i < g->n_inputs && status == O2M_OK; i++) {
       locs[i] = loc;
-      status = graph_value_type(em, g, g->input_values[i], "input", &types[i]);
+      status = g->input_values[i]
+                   ? graph_value_type(em, g, g->input_values[i], "input", &types[i])
+                   : torch_fail(em, O2M_ERR_INVALID, "graph '%s': input %d is not linked",
+                                g->name, i);
     }
     if (!types || !locs)
       status = torch_fail(em, O2M_ERR_NOMEM, "out of memory");
@@ -329,6 +332,14 @@ static int is_default_domain(const char *domain) {
   return !domain[0] || strcmp(domain, "ai.onnx") == 0;
 }
 
+/* Whether an opset before index `i` names the same domain (a dictionary
+ * key must appear once). */
+static int imported_before(const o2m_model *m, int i) {
+  for (int j = 0; j < i; j++)
+    if (strcmp(m->opsets[j].domain, m->opsets[i].domain) == 0) return 1;
+  return 0;
+}
+
 /* Adds the torch.onnx_meta.* attributes torch-mlir's importer writes. */
 static o2m_status add_meta_attrs(o2m_torch *em, MlirOperationState *state) {
   const o2m_model *m = em->model;
@@ -338,11 +349,11 @@ static o2m_status add_meta_attrs(o2m_torch *em, MlirOperationState *state) {
       malloc(sizeof(*others) * (size_t)(m->n_opsets + 1));
   if (!others) return torch_fail(em, O2M_ERR_NOMEM, "out of memory");
   for (int i = 0; i < m->n_opsets; i++) {
-    if (is_default_domain(m->opsets[i].domain))
-      default_version = m->opsets[i].version;
-    else
-      others[n_other++] = named(em, m->opsets[i].domain,
-                                si64_attr(em, m->opsets[i].version));
+    const o2m_opset *o = &m->opsets[i];
+    if (is_default_domain(o->domain))
+      default_version = o->version;
+    else if (!imported_before(m, i))
+      others[n_other++] = named(em, o->domain, si64_attr(em, o->version));
   }
   MlirNamedAttribute meta[5];
   int n = 0;
@@ -438,6 +449,8 @@ static o2m_status create_function(o2m_torch *em, const o2m_graph *graph,
 
 o2m_status torch_emit_main_function(o2m_torch *em, MlirBlock module_body) {
   const o2m_graph *graph = em->model->graph;
+  if (torch_values_reserve(&em->values, (size_t)graph->n_values) != 0)
+    return torch_fail(em, O2M_ERR_NOMEM, "out of memory");
   const o2m_value **args =
       malloc(sizeof(*args) * (size_t)(graph->n_inputs + 1));
   if (!args) return torch_fail(em, O2M_ERR_NOMEM, "out of memory");

@@ -57,6 +57,8 @@ typedef struct o2m_torch {
 
 /* ---- torch_values.c ---------------------------------------------------- */
 
+/* Makes room for `count` values at once; -1 when out of memory. */
+int torch_values_reserve(torch_value_map *map, size_t count);
 /* Records the definition of `value`; -1 when out of memory. */
 int torch_values_put(torch_value_map *map, const o2m_value *value,
                      MlirValue def);

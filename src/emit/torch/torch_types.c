@@ -117,6 +117,7 @@ static const char *add_tensor_text(text_buf *t, const o2m_type *type) {
   const char *elem =
       type->elem == O2M_DT_UNDEFINED ? "unk" : element_name(type->elem);
   if (!elem) return "its element type is not a known ONNX data type";
+  if (type->rank > 0 && !type->dims) return "its shape is missing";
   text_add(t, "vtensor<");
   if (type->rank < 0) {
     text_add(t, "*");

@@ -27,8 +27,7 @@ static torch_value_slot *find_slot(torch_value_slot *slots, size_t cap,
   return &slots[i];
 }
 
-static int grow(torch_value_map *map) {
-  size_t cap = map->cap ? map->cap * 2 : 1024;
+static int resize(torch_value_map *map, size_t cap) {
   torch_value_slot *slots = calloc(cap, sizeof(*slots));
   if (!slots) return -1;
   for (size_t i = 0; i < map->cap; i++)
@@ -40,9 +39,17 @@ static int grow(torch_value_map *map) {
   return 0;
 }
 
+int torch_values_reserve(torch_value_map *map, size_t count) {
+  size_t cap = 1024;
+  while (cap < count * 2) cap *= 2;
+  return cap > map->cap ? resize(map, cap) : 0;
+}
+
 int torch_values_put(torch_value_map *map, const o2m_value *value,
                      MlirValue def) {
-  if ((map->count + 1) * 4 >= map->cap * 3 && grow(map) != 0) return -1;
+  if ((map->count + 1) * 4 >= map->cap * 3 &&
+      resize(map, map->cap ? map->cap * 2 : 1024) != 0)
+    return -1;
   torch_value_slot *slot = find_slot(map->slots, map->cap, value);
   if (!slot->key) {
     slot->key = value;

@@ -218,6 +218,23 @@ save("torch_sequences.onnx", helper.make_graph(
      helper.make_value_info("opt_seq", helper.make_optional_type_proto(seq_t))]),
     opsets=(("", 18),))
 
+# Maps (ONNX-ML) are !torch.dict<KEY, VALUE>; their types come from the
+# declared graph outputs of a custom op.
+def map_type(key, value):
+    t = onnx.TypeProto()
+    t.map_type.key_type = key
+    t.map_type.value_type.CopyFrom(value)
+    return t
+
+
+str_map = map_type(TensorProto.STRING, helper.make_tensor_type_proto(F, [1]))
+int_map_seq = helper.make_sequence_type_proto(map_type(I64, helper.make_tensor_type_proto(F, [])))
+save("torch_maps.onnx", helper.make_graph(
+    [helper.make_node("MakeMaps", ["x"], ["m", "ms"], name="make_maps", domain="test.custom")],
+    "maps", [vi("x", F, [2])],
+    [helper.make_value_info("m", str_map), helper.make_value_info("ms", int_map_seq)]),
+    opsets=(("", 17), ("test.custom", 1)))
+
 # An op nobody can type: the error names the node.
 save("torch_untyped.onnx", helper.make_graph(
     [helper.make_node("Mystery", ["x"], ["h"], name="mystery", domain="test.custom"),

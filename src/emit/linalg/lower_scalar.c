@@ -1,0 +1,461 @@
+/* lower_scalar.c - ONNX elementwise ops on scalars, for linalg.generic
+ * bodies (lower_elementwise.h: lw_scalar_op).
+ *
+ * Owns: the table that maps each ONNX elementwise op to its MLIR op per
+ * dtype class (float / signed integer / unsigned integer and bool), and
+ * the builders of the ops that need more than one MLIR op (activations,
+ * integer Div/Mod, Pow, BitShift, Sign, IsInf, ...), written to match
+ * ONNX's reference implementation (NaN propagation, rounding, the sign of
+ * a modulus). Must not create anything but scalar ops at cx->block. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emit/linalg/lower_elementwise.h"
+
+/* ---- small scalar helpers -------------------------------------------------- */
+
+enum { SC_FLOAT, SC_SIGNED, SC_UNSIGNED, SC_CLASSES };
+
+static int dtype_class(o2m_dtype d) {
+  if (lw_dtype_is_float(d)) return SC_FLOAT;
+  if (lw_dtype_is_signed(d)) return SC_SIGNED;
+  if (lw_dtype_is_unsigned(d)) return SC_UNSIGNED;
+  return -1;
+}
+
+MlirValue lw_scalar_const(lw_ctx *cx, MlirType type, double v) {
+  MlirAttribute a = mlirTypeIsAFloat(type) ? mlirFloatAttrDoubleGet(cx->mc, type, v)
+                                           : mlirIntegerAttrGet(type, (int64_t)v);
+  MlirNamedAttribute value = mlirNamedAttributeGet(
+      mlirIdentifierGet(cx->mc, mlirStringRefCreateFromCString("value")), a);
+  MlirOperation op = lw_op_attrs(cx, "arith.constant", 0, NULL, 1, &type, 1, &value, 0);
+  return mlirOperationGetResult(op, 0);
+}
+
+static MlirType type_of(MlirValue v) { return mlirValueGetType(v); }
+
+/* a constant of v's type */
+static MlirValue k(lw_ctx *cx, MlirValue like, double v) {
+  return lw_scalar_const(cx, type_of(like), v);
+}
+
+static MlirValue un(lw_ctx *cx, const char *op, MlirValue a) {
+  return lw_op1(cx, op, 1, &a, type_of(a), NULL);
+}
+
+static MlirValue bin(lw_ctx *cx, const char *op, MlirValue a, MlirValue b) {
+  MlirValue ops[2] = {a, b};
+  return lw_op1(cx, op, 2, ops, type_of(a), NULL);
+}
+
+static MlirValue cmp(lw_ctx *cx, const char *op, int predicate, MlirValue a, MlirValue b) {
+  char attrs[40];
+  snprintf(attrs, sizeof(attrs), "predicate = %d : i64", predicate);
+  MlirValue ops[2] = {a, b};
+  return lw_op1(cx, op, 2, ops, lw_type(cx, "i1"), attrs);
+}
+
+MlirValue lw_cmpf(lw_ctx *cx, int p, MlirValue a, MlirValue b) { return cmp(cx, "arith.cmpf", p, a, b); }
+MlirValue lw_cmpi(lw_ctx *cx, int p, MlirValue a, MlirValue b) { return cmp(cx, "arith.cmpi", p, a, b); }
+
+MlirValue lw_select(lw_ctx *cx, MlirValue c, MlirValue a, MlirValue b) {
+  MlirValue ops[3] = {c, a, b};
+  return lw_op1(cx, "arith.select", 3, ops, type_of(a), NULL);
+}
+
+static MlirValue fexp(lw_ctx *cx, MlirValue x) { return un(cx, "math.exp", x); }
+static MlirValue fadd(lw_ctx *cx, MlirValue a, MlirValue b) { return bin(cx, "arith.addf", a, b); }
+static MlirValue fsub(lw_ctx *cx, MlirValue a, MlirValue b) { return bin(cx, "arith.subf", a, b); }
+static MlirValue fmul(lw_ctx *cx, MlirValue a, MlirValue b) { return bin(cx, "arith.mulf", a, b); }
+static MlirValue fdiv(lw_ctx *cx, MlirValue a, MlirValue b) { return bin(cx, "arith.divf", a, b); }
+/* a * x for a constant a */
+static MlirValue fscale(lw_ctx *cx, double a, MlirValue x) { return fmul(cx, k(cx, x, a), x); }
+/* 1 / (1 + exp(-x)) */
+static MlirValue fsigmoid(lw_ctx *cx, MlirValue x) {
+  MlirValue one = k(cx, x, 1.0);
+  return fdiv(cx, one, fadd(cx, one, fexp(cx, un(cx, "arith.negf", x))));
+}
+/* log(1 + exp(x)) */
+static MlirValue fsoftplus(lw_ctx *cx, MlirValue x) {
+  return un(cx, "math.log", fadd(cx, fexp(cx, x), k(cx, x, 1.0)));
+}
+/* min(hi, max(lo, x)), NaN propagating */
+static MlirValue fclamp(lw_ctx *cx, MlirValue x, double lo, double hi) {
+  return bin(cx, "arith.minimumf", bin(cx, "arith.maximumf", x, k(cx, x, lo)), k(cx, x, hi));
+}
+
+static float attr_f(lw_ctx *cx, const char *name, float dflt) {
+  return cx->node ? lw_attr_float(cx, name, dflt) : dflt;
+}
+
+static int64_t attr_i(lw_ctx *cx, const char *name, int64_t dflt) {
+  return cx->node ? lw_attr_int(cx, name, dflt) : dflt;
+}
+
+/* ---- builders: args a[] of dtypes dt[]; float-only ones check ------------- */
+
+typedef MlirValue (*sc_build)(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a);
+
+static MlirValue sigmoid(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return fsigmoid(cx, a[0]);
+}
+
+static MlirValue reciprocal(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return fdiv(cx, k(cx, a[0], 1.0), a[0]);
+}
+
+/* Sign: -1, 0 or 1 (NaN stays NaN for floats) */
+static MlirValue sign(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0], zero = k(cx, x, 0), one = k(cx, x, 1);
+  if (lw_dtype_is_unsigned(dt[0])) return lw_select(cx, lw_cmpi(cx, LW_I_NE, x, zero), one, zero);
+  int is_f = lw_dtype_is_float(dt[0]);
+  MlirValue pos = is_f ? lw_cmpf(cx, LW_F_OGT, x, zero) : lw_cmpi(cx, LW_I_SGT, x, zero);
+  MlirValue neg = is_f ? lw_cmpf(cx, LW_F_OLT, x, zero) : lw_cmpi(cx, LW_I_SLT, x, zero);
+  return lw_select(cx, pos, one, lw_select(cx, neg, k(cx, x, -1), is_f ? x : zero));
+}
+
+static MlirValue is_inf(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0];
+  MlirValue pos = lw_cmpf(cx, LW_F_OEQ, x, k(cx, x, INFINITY));
+  MlirValue neg = lw_cmpf(cx, LW_F_OEQ, x, k(cx, x, -INFINITY));
+  int want_pos = attr_i(cx, "detect_positive", 1) != 0, want_neg = attr_i(cx, "detect_negative", 1) != 0;
+  if (want_pos && want_neg) return bin(cx, "arith.ori", pos, neg);
+  if (want_pos) return pos;
+  if (want_neg) return neg;
+  return lw_scalar_const(cx, lw_type(cx, "i1"), 0);
+}
+
+static MlirValue is_nan(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return lw_cmpf(cx, LW_F_UNO, a[0], a[0]);
+}
+
+/* bool: xor with true; integers: xor with all ones */
+static MlirValue not_bits(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return bin(cx, "arith.xori", a[0], k(cx, a[0], -1));
+}
+
+static MlirValue leaky_relu(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0];
+  return lw_select(cx, lw_cmpf(cx, LW_F_OGT, x, k(cx, x, 0)), x, fscale(cx, attr_f(cx, "alpha", 0.01f), x));
+}
+
+static MlirValue elu(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0];
+  MlirValue neg = fscale(cx, attr_f(cx, "alpha", 1.0f), fsub(cx, fexp(cx, x), k(cx, x, 1)));
+  return lw_select(cx, lw_cmpf(cx, LW_F_OGT, x, k(cx, x, 0)), x, neg);
+}
+
+static MlirValue selu(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0];
+  double alpha = attr_f(cx, "alpha", 1.67326319217681884765625f);
+  double gamma = attr_f(cx, "gamma", 1.05070102214813232421875f);
+  MlirValue neg = fsub(cx, fscale(cx, alpha, fexp(cx, x)), k(cx, x, alpha));
+  return fscale(cx, gamma, lw_select(cx, lw_cmpf(cx, LW_F_OGT, x, k(cx, x, 0)), x, neg));
+}
+
+/* max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) */
+static MlirValue celu(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0], zero = k(cx, x, 0);
+  double alpha = attr_f(cx, "alpha", 1.0f);
+  MlirValue e = fsub(cx, fexp(cx, fdiv(cx, x, k(cx, x, alpha))), k(cx, x, 1));
+  return fadd(cx, bin(cx, "arith.maximumf", zero, x),
+              bin(cx, "arith.minimumf", zero, fscale(cx, alpha, e)));
+}
+
+static MlirValue softplus(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return fsoftplus(cx, a[0]);
+}
+
+/* x / (1 + |x|) */
+static MlirValue softsign(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0];
+  return fdiv(cx, x, fadd(cx, un(cx, "math.absf", x), k(cx, x, 1)));
+}
+
+static MlirValue hard_sigmoid(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0];
+  MlirValue y = fadd(cx, fscale(cx, attr_f(cx, "alpha", 0.2f), x), k(cx, x, attr_f(cx, "beta", 0.5f)));
+  return fclamp(cx, y, 0, 1);
+}
+
+/* x * max(0, min(1, x / 6 + 1 / 2)) */
+static MlirValue hard_swish(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0];
+  MlirValue y = fadd(cx, fscale(cx, 1.0 / 6.0, x), k(cx, x, 0.5));
+  return fmul(cx, x, fclamp(cx, y, 0, 1));
+}
+
+static MlirValue thresholded_relu(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0];
+  return lw_select(cx, lw_cmpf(cx, LW_F_OGT, x, k(cx, x, attr_f(cx, "alpha", 1.0f))), x, k(cx, x, 0));
+}
+
+/* x < -lambd ? x + bias : x > lambd ? x - bias : 0, computed in f64 for
+ * integer inputs (as the reference does) */
+static MlirValue shrink(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  o2m_dtype work = lw_dtype_is_float(dt[0]) ? dt[0] : O2M_DT_DOUBLE;
+  MlirValue x = lw_scalar_cast(cx, a[0], dt[0], work);
+  if (mlirValueIsNull(x)) return x;
+  double lambd = attr_f(cx, "lambd", 0.5f), bias = attr_f(cx, "bias", 0.0f);
+  MlirValue lo = lw_cmpf(cx, LW_F_OLT, x, k(cx, x, -lambd)), hi = lw_cmpf(cx, LW_F_OGT, x, k(cx, x, lambd));
+  MlirValue y = lw_select(cx, lo, fadd(cx, x, k(cx, x, bias)),
+                    lw_select(cx, hi, fsub(cx, x, k(cx, x, bias)), k(cx, x, 0)));
+  return lw_scalar_cast(cx, y, work, dt[0]);
+}
+
+static MlirValue gelu(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0], one = k(cx, x, 1);
+  const char *approximate = cx->node ? lw_attr_string(cx, "approximate", "none") : "none";
+  MlirValue inner;
+  if (strcmp(approximate, "tanh") == 0) {
+    /* tanh(sqrt(2 / pi) * (x + 0.044715 x^3)) */
+    MlirValue cube = fmul(cx, x, fmul(cx, x, x));
+    MlirValue t = fadd(cx, x, fscale(cx, 0.044715, cube));
+    inner = un(cx, "math.tanh", fscale(cx, sqrt(2.0 / M_PI), t));
+  } else {
+    inner = un(cx, "math.erf", fscale(cx, 1.0 / sqrt(2.0), x));
+  }
+  return fmul(cx, fscale(cx, 0.5, x), fadd(cx, one, inner));
+}
+
+/* x * tanh(log(1 + exp(x))) */
+static MlirValue mish(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return fmul(cx, a[0], un(cx, "math.tanh", fsoftplus(cx, a[0])));
+}
+
+/* x * sigmoid(alpha x) */
+static MlirValue swish(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return fmul(cx, a[0], fsigmoid(cx, fscale(cx, attr_f(cx, "alpha", 1.0f), a[0])));
+}
+
+/* x > 0 ? x : x * slope */
+static MlirValue prelu(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue x = a[0], zero = k(cx, x, 0);
+  int c = dtype_class(dt[0]);
+  MlirValue pos = c == SC_FLOAT ? lw_cmpf(cx, LW_F_OGT, x, zero)
+                                : lw_cmpi(cx, c == SC_SIGNED ? LW_I_SGT : LW_I_UGT, x, zero);
+  MlirValue scaled = bin(cx, c == SC_FLOAT ? "arith.mulf" : "arith.muli", x, a[1]);
+  return lw_select(cx, pos, x, scaled);
+}
+
+/* An integer divisor with 0 replaced by 1, so that division never traps
+ * (the quotient of a division by zero is then fixed by the caller). */
+static MlirValue safe_divisor(lw_ctx *cx, MlirValue b, MlirValue *is_zero) {
+  *is_zero = lw_cmpi(cx, LW_I_EQ, b, k(cx, b, 0));
+  return lw_select(cx, *is_zero, k(cx, b, 1), b);
+}
+
+/* integer Div truncates toward zero; x / 0 gives 0 instead of a trap */
+static MlirValue int_div(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  MlirValue zero_divisor, b = safe_divisor(cx, a[1], &zero_divisor);
+  MlirValue q = bin(cx, lw_dtype_is_signed(dt[0]) ? "arith.divsi" : "arith.divui", a[0], b);
+  return lw_select(cx, zero_divisor, k(cx, q, 0), q);
+}
+
+/* Mod: fmod = 1 is C's fmod (the dividend's sign); fmod = 0 is Python's %
+ * for integers (the divisor's sign) and, as the reference does, fmod with
+ * NaN replaced by 0 for floats. x mod 0 is 0 for integers. */
+static MlirValue mod(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  int c = dtype_class(dt[0]);
+  int fmod_mode = attr_i(cx, "fmod", 0) != 0;
+  if (c == SC_FLOAT) {
+    MlirValue r = bin(cx, "arith.remf", a[0], a[1]);
+    return fmod_mode ? r : lw_select(cx, lw_cmpf(cx, LW_F_UNO, r, r), k(cx, r, 0), r);
+  }
+  MlirValue zero_divisor, b = safe_divisor(cx, a[1], &zero_divisor);
+  MlirValue zero = k(cx, b, 0);
+  if (c == SC_UNSIGNED) {
+    MlirValue r = bin(cx, "arith.remui", a[0], b);
+    return lw_select(cx, zero_divisor, zero, r);
+  }
+  MlirValue r = bin(cx, "arith.remsi", a[0], b);
+  if (!fmod_mode) {
+    /* r != 0 and sign(r) != sign(b): r += b */
+    MlirValue differ = lw_cmpi(cx, LW_I_SLT, bin(cx, "arith.xori", r, b), zero);
+    MlirValue fix = bin(cx, "arith.andi", lw_cmpi(cx, LW_I_NE, r, zero), differ);
+    r = lw_select(cx, fix, bin(cx, "arith.addi", r, b), r);
+  }
+  return lw_select(cx, zero_divisor, zero, r);
+}
+
+/* Pow(base, exponent): the result has the base's dtype. Float bases use
+ * powf with the exponent converted to the base's type; integer bases
+ * with integer exponents use exact integer powers; integer bases with
+ * float exponents compute in f64 and truncate, as the reference does. */
+static MlirValue pow_op(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  if (lw_dtype_is_float(dt[0])) {
+    MlirValue e = lw_scalar_cast(cx, a[1], dt[1], dt[0]);
+    return mlirValueIsNull(e) ? e : bin(cx, "math.powf", a[0], e);
+  }
+  if (!lw_dtype_is_float(dt[1])) {
+    MlirValue e = lw_scalar_cast(cx, a[1], dt[1], dt[0]);
+    return mlirValueIsNull(e) ? e : bin(cx, "math.ipowi", a[0], e);
+  }
+  MlirValue b = lw_scalar_cast(cx, a[0], dt[0], O2M_DT_DOUBLE);
+  MlirValue e = lw_scalar_cast(cx, a[1], dt[1], O2M_DT_DOUBLE);
+  if (mlirValueIsNull(b) || mlirValueIsNull(e)) return (MlirValue){NULL};
+  return lw_scalar_cast(cx, bin(cx, "math.powf", b, e), O2M_DT_DOUBLE, dt[0]);
+}
+
+/* BitShift on unsigned integers; shifting by the bit width or more gives 0 */
+static MlirValue bit_shift(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  const char *direction = cx->node ? lw_attr_string(cx, "direction", "") : "";
+  int left = strcmp(direction, "LEFT") == 0;
+  if (!left && strcmp(direction, "RIGHT") != 0) {
+    lw_error(cx, "BitShift direction must be LEFT or RIGHT, not '%s'", direction);
+    return (MlirValue){NULL};
+  }
+  MlirValue shifted = bin(cx, left ? "arith.shli" : "arith.shrui", a[0], a[1]);
+  MlirValue width = k(cx, a[1], o2m_dtype_bits(dt[0]));
+  return lw_select(cx, lw_cmpi(cx, LW_I_UGE, a[1], width), k(cx, shifted, 0), shifted);
+}
+
+static MlirValue where(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return lw_select(cx, a[0], a[1], a[2]);
+}
+
+/* ---- the table ---------------------------------------------------------------- */
+
+/* How one dtype class is lowered: a builder, or one MLIR op (with its
+ * attributes); op "" = the operand itself (e.g. Abs of an unsigned
+ * integer); neither = the class is not taken. */
+typedef struct sc_impl {
+  const char *op, *attrs;
+  sc_build build;
+} sc_impl;
+
+typedef struct sc_row {
+  const char *name;
+  int arity;
+  sc_impl by_class[SC_CLASSES]; /* float, signed, unsigned/bool */
+} sc_row;
+
+static MlirValue relu_f(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return bin(cx, "arith.maximumf", a[0], k(cx, a[0], 0));
+}
+
+static MlirValue relu_si(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return bin(cx, "arith.maxsi", a[0], k(cx, a[0], 0));
+}
+
+static MlirValue neg_i(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
+  return bin(cx, "arith.subi", k(cx, a[0], 0), a[0]);
+}
+
+#define P(n) "predicate = " #n " : i64"
+#define OP(op) {op, NULL, NULL}
+#define CMP(op, n) {op, P(n), NULL}
+#define B(fn) {NULL, NULL, fn}
+#define NO {NULL, NULL, NULL}
+#define FLOAT(name, n, impl) {name, n, {impl, NO, NO}}
+#define ALL(name, n, fn) {name, n, {B(fn), B(fn), B(fn)}}
+
+static const sc_row rows[] = {
+    /* unary */
+    {"Abs", 1, {OP("math.absf"), OP("math.absi"), OP("")}},
+    {"Neg", 1, {OP("arith.negf"), B(neg_i), NO}},
+    {"Relu", 1, {B(relu_f), B(relu_si), OP("")}},
+    {"Sign", 1, {B(sign), B(sign), B(sign)}},
+    {"Not", 1, {NO, NO, B(not_bits)}},
+    {"BitwiseNot", 1, {NO, B(not_bits), B(not_bits)}},
+    FLOAT("Acos", 1, OP("math.acos")), FLOAT("Acosh", 1, OP("math.acosh")),
+    FLOAT("Asin", 1, OP("math.asin")), FLOAT("Asinh", 1, OP("math.asinh")),
+    FLOAT("Atan", 1, OP("math.atan")), FLOAT("Atanh", 1, OP("math.atanh")),
+    FLOAT("Ceil", 1, OP("math.ceil")), FLOAT("Cos", 1, OP("math.cos")),
+    FLOAT("Cosh", 1, OP("math.cosh")), FLOAT("Erf", 1, OP("math.erf")),
+    FLOAT("Exp", 1, OP("math.exp")), FLOAT("Floor", 1, OP("math.floor")),
+    FLOAT("Log", 1, OP("math.log")), FLOAT("Round", 1, OP("math.roundeven")),
+    FLOAT("Sin", 1, OP("math.sin")), FLOAT("Sinh", 1, OP("math.sinh")),
+    FLOAT("Sqrt", 1, OP("math.sqrt")), FLOAT("Tan", 1, OP("math.tan")),
+    FLOAT("Tanh", 1, OP("math.tanh")),
+    FLOAT("Sigmoid", 1, B(sigmoid)), FLOAT("Reciprocal", 1, B(reciprocal)),
+    FLOAT("IsInf", 1, B(is_inf)), FLOAT("IsNaN", 1, B(is_nan)),
+    FLOAT("LeakyRelu", 1, B(leaky_relu)), FLOAT("Elu", 1, B(elu)),
+    FLOAT("Selu", 1, B(selu)), FLOAT("Celu", 1, B(celu)),
+    FLOAT("Softplus", 1, B(softplus)), FLOAT("Softsign", 1, B(softsign)),
+    FLOAT("HardSigmoid", 1, B(hard_sigmoid)), FLOAT("HardSwish", 1, B(hard_swish)),
+    FLOAT("ThresholdedRelu", 1, B(thresholded_relu)), FLOAT("Gelu", 1, B(gelu)),
+    FLOAT("Mish", 1, B(mish)), FLOAT("Swish", 1, B(swish)),
+    ALL("Shrink", 1, shrink),
+    /* binary */
+    {"Add", 2, {OP("arith.addf"), OP("arith.addi"), OP("arith.addi")}},
+    {"Sub", 2, {OP("arith.subf"), OP("arith.subi"), OP("arith.subi")}},
+    {"Mul", 2, {OP("arith.mulf"), OP("arith.muli"), OP("arith.muli")}},
+    {"Div", 2, {OP("arith.divf"), B(int_div), B(int_div)}},
+    {"Max", 2, {OP("arith.maximumf"), OP("arith.maxsi"), OP("arith.maxui")}},
+    {"Min", 2, {OP("arith.minimumf"), OP("arith.minsi"), OP("arith.minui")}},
+    ALL("Mod", 2, mod), ALL("Pow", 2, pow_op), ALL("PRelu", 2, prelu),
+    {"BitShift", 2, {NO, NO, B(bit_shift)}},
+    {"BitwiseAnd", 2, {NO, OP("arith.andi"), OP("arith.andi")}},
+    {"BitwiseOr", 2, {NO, OP("arith.ori"), OP("arith.ori")}},
+    {"BitwiseXor", 2, {NO, OP("arith.xori"), OP("arith.xori")}},
+    {"And", 2, {NO, NO, OP("arith.andi")}},
+    {"Or", 2, {NO, NO, OP("arith.ori")}},
+    {"Xor", 2, {NO, NO, OP("arith.xori")}},
+    {"Equal", 2, {CMP("arith.cmpf", 1), CMP("arith.cmpi", 0), CMP("arith.cmpi", 0)}},
+    {"Greater", 2, {CMP("arith.cmpf", 2), CMP("arith.cmpi", 4), CMP("arith.cmpi", 8)}},
+    {"GreaterOrEqual", 2, {CMP("arith.cmpf", 3), CMP("arith.cmpi", 5), CMP("arith.cmpi", 9)}},
+    {"Less", 2, {CMP("arith.cmpf", 4), CMP("arith.cmpi", 2), CMP("arith.cmpi", 6)}},
+    {"LessOrEqual", 2, {CMP("arith.cmpf", 5), CMP("arith.cmpi", 3), CMP("arith.cmpi", 7)}},
+    /* ternary: the class is the values' (input 1) */
+    ALL("Where", 3, where),
+};
+
+#undef P
+#undef OP
+#undef CMP
+#undef B
+#undef NO
+#undef FLOAT
+#undef ALL
+
+static const sc_row *find_row(const char *op) {
+  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+    if (strcmp(rows[i].name, op) == 0) return &rows[i];
+  return NULL;
+}
+
+int lw_scalar_op_arity(const char *op) {
+  const sc_row *r = find_row(op);
+  return r ? r->arity : 0;
+}
+
+/* A multi-op builder on f16/bf16 computes in f32 and rounds once at the
+ * end, as the reference (which computes in f32) does. */
+static MlirValue build_in_f32(lw_ctx *cx, const sc_row *r, sc_build build, const o2m_dtype *dtypes,
+                              const MlirValue *args) {
+  o2m_dtype dts[3];
+  MlirValue wide[3];
+  o2m_dtype half = O2M_DT_UNDEFINED;
+  for (int i = 0; i < r->arity; i++) {
+    int is_half = dtypes[i] == O2M_DT_FLOAT16 || dtypes[i] == O2M_DT_BFLOAT16;
+    if (is_half) half = dtypes[i];
+    dts[i] = is_half ? O2M_DT_FLOAT : dtypes[i];
+    wide[i] = is_half ? lw_scalar_cast(cx, args[i], dtypes[i], O2M_DT_FLOAT) : args[i];
+  }
+  MlirValue y = build(cx, dts, wide);
+  if (half == O2M_DT_UNDEFINED || mlirValueIsNull(y) || !mlirTypeIsAF32(type_of(y))) return y;
+  return lw_scalar_cast(cx, y, O2M_DT_FLOAT, half);
+}
+
+MlirValue lw_scalar_op(lw_ctx *cx, const char *op, const o2m_dtype *dtypes, const MlirValue *args) {
+  const sc_row *r = find_row(op);
+  if (!r) {
+    lw_unsupported(cx, "no scalar lowering of %s", op);
+    return (MlirValue){NULL};
+  }
+  o2m_dtype dt = r->arity == 3 ? dtypes[1] : dtypes[0];
+  int c = dtype_class(dt);
+  const sc_impl *impl = c >= 0 ? &r->by_class[c] : NULL;
+  if (impl && impl->build && c == SC_FLOAT) return build_in_f32(cx, r, impl->build, dtypes, args);
+  if (impl && impl->build) return impl->build(cx, dtypes, args);
+  if (impl && impl->op && !impl->op[0]) return args[0];
+  if (impl && impl->op) {
+    int compare = strncmp(impl->op, "arith.cmp", 9) == 0;
+    MlirType result = compare ? lw_type(cx, "i1") : type_of(args[0]);
+    return lw_op1(cx, impl->op, r->arity, args, result, impl->attrs);
+  }
+  lw_unsupported(cx, "%s of %s is not lowered", op, o2m_dtype_name(dt));
+  return (MlirValue){NULL};
+}

@@ -1,0 +1,127 @@
+/* lower_softmax.c - the Linalg lowerings of Softmax, LogSoftmax and
+ * Hardmax, built from the reduction builders (lower_reduce.h).
+ *
+ * The core form (opset >= 13) normalizes over one axis (default -1); the
+ * transform layer rewrites the older 2-D coerced form. Softmax is exp(x - max) / sum(exp(x - max)) and
+ * LogSoftmax (x - max) - log(sum(exp(x - max))), as the reference. */
+#include <stdio.h>
+#include <string.h>
+
+#include "emit/linalg/lower_reduce.h"
+
+enum { MAX_RANK = LW_MAX_REDUCE_RANK };
+
+typedef struct softmax_step {
+  o2m_dtype dt;
+  int log; /* LogSoftmax */
+} softmax_step;
+
+static MlirValue op2(lw_ctx *cx, const char *op, o2m_dtype dt, MlirValue a, MlirValue b) {
+  o2m_dtype dts[2] = {dt, dt};
+  MlirValue args[2] = {a, b};
+  return mlirValueIsNull(a) || mlirValueIsNull(b) ? (MlirValue){NULL} : lw_scalar_op(cx, op, dts, args);
+}
+
+static MlirValue op1(lw_ctx *cx, const char *op, o2m_dtype dt, MlirValue a) {
+  return mlirValueIsNull(a) ? a : lw_scalar_op(cx, op, &dt, &a);
+}
+
+/* args: x, accumulator */
+static o2m_status max_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
+  const softmax_step *st = user;
+  *result = op2(cx, "Max", st->dt, args[1], args[0]);
+  return lw_value_status(cx, *result);
+}
+
+/* args: x, max, accumulator */
+static o2m_status sum_exp_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
+  const softmax_step *st = user;
+  *result = op2(cx, "Add", st->dt, args[2], op1(cx, "Exp", st->dt, op2(cx, "Sub", st->dt, args[0], args[1])));
+  return lw_value_status(cx, *result);
+}
+
+/* args: x, max, sum of exps (broadcast) */
+static o2m_status normalize_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
+  const softmax_step *st = user;
+  MlirValue shifted = op2(cx, "Sub", st->dt, args[0], args[1]);
+  *result = st->log ? op2(cx, "Sub", st->dt, shifted, op1(cx, "Log", st->dt, args[2]))
+                    : op2(cx, "Div", st->dt, op1(cx, "Exp", st->dt, shifted), args[2]);
+  return lw_value_status(cx, *result);
+}
+
+/* The normalized axis of input 0, and as a mask. */
+static o2m_status softmax_axis(lw_ctx *cx, int rank, int *axis, unsigned char *reduced) {
+  if (cx->node->opset < 13) return lw_unsupported(cx, "the opset < 13 form (the transform layer normalizes it)");
+  if (rank == 0) return lw_unsupported(cx, "a scalar input");
+  int64_t a = lw_attr_int(cx, "axis", -1);
+  *axis = (int)(a < 0 ? a + rank : a);
+  return lw_axes_mask(cx, rank, 1, &a, reduced);
+}
+
+static o2m_status lower_softmax_common(lw_ctx *cx, int log) {
+  MlirValue x = lw_in(cx, 0);
+  if (mlirValueIsNull(x)) return lw_unsupported(cx, "input is missing or not a tensor");
+  int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(x));
+  unsigned char reduced[MAX_RANK];
+  if (rank > MAX_RANK) return lw_unsupported(cx, "rank above %d", MAX_RANK);
+  int axis;
+  o2m_status s = softmax_axis(cx, rank, &axis, reduced);
+  if (s) return s;
+  softmax_step st = {lw_in_type(cx, 0)->elem, log};
+  if (!lw_dtype_is_float(st.dt)) return lw_unsupported(cx, "dtype %s", o2m_dtype_name(st.dt));
+  MlirValue ins[3] = {x, {NULL}, {NULL}};
+  unsigned char in_reduced[2] = {0, 1};
+  lw_reduce_spec spec = {rank, reduced, 1, ins, in_reduced, lw_extreme_const(cx, st.dt, 0), max_body, &st};
+  if ((s = lw_reduce(cx, &spec, &ins[1]))) return s;
+  spec.n_in = 2;
+  spec.init = lw_const_scalar(cx, st.dt, 0);
+  spec.body = sum_exp_body;
+  if ((s = lw_reduce(cx, &spec, &ins[2]))) return s;
+  ins[1] = lw_keep_dims(cx, ins[1], rank, reduced);
+  ins[2] = lw_keep_dims(cx, ins[2], rank, reduced);
+  MlirValue y;
+  s = lw_broadcast(cx, 3, ins, lw_out_type(cx, 0), lw_elem_type(cx, st.dt), normalize_body, &st, &y);
+  return s ? s : lw_set_out(cx, 0, y);
+}
+
+o2m_status lw_lower_softmax(lw_ctx *cx) { return lower_softmax_common(cx, 0); }
+o2m_status lw_lower_log_softmax(lw_ctx *cx) { return lower_softmax_common(cx, 1); }
+
+/* ---- Hardmax ------------------------------------------------------------------- */
+
+typedef struct hardmax_step {
+  int axis;
+  MlirType elem;
+} hardmax_step;
+
+/* args: x (only its position matters), the index of the max along the axis */
+static o2m_status one_hot_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
+  const hardmax_step *st = user;
+  char attrs[32];
+  snprintf(attrs, sizeof(attrs), "dim = %d : i64", st->axis);
+  MlirValue i = lw_op1(cx, "linalg.index", 0, NULL, lw_index_type(cx), attrs);
+  i = lw_op1(cx, "arith.index_cast", 1, &i, lw_type(cx, "i64"), NULL);
+  *result = lw_select(cx, lw_cmpi(cx, LW_I_EQ, i, args[1]), lw_scalar_const(cx, st->elem, 1),
+                      lw_scalar_const(cx, st->elem, 0));
+  return O2M_OK;
+}
+
+/* 1 at the first max along the axis, 0 elsewhere */
+o2m_status lw_lower_hardmax(lw_ctx *cx) {
+  MlirValue x = lw_in(cx, 0);
+  if (mlirValueIsNull(x)) return lw_unsupported(cx, "input is missing or not a tensor");
+  int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(x));
+  unsigned char reduced[MAX_RANK];
+  if (rank > MAX_RANK) return lw_unsupported(cx, "rank above %d", MAX_RANK);
+  int axis;
+  o2m_status s = softmax_axis(cx, rank, &axis, reduced);
+  if (s) return s;
+  o2m_dtype dt = lw_in_type(cx, 0)->elem;
+  hardmax_step st = {axis, lw_elem_type(cx, dt)};
+  MlirValue ins[2] = {x, {NULL}};
+  if ((s = lw_arg_reduce(cx, x, dt, axis, 1, 0, &ins[1]))) return s;
+  ins[1] = lw_keep_dims(cx, ins[1], rank, reduced);
+  MlirValue y;
+  s = lw_broadcast(cx, 2, ins, lw_out_type(cx, 0), st.elem, one_hot_body, &st, &y);
+  return s ? s : lw_set_out(cx, 0, y);
+}

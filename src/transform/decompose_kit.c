@@ -1,0 +1,179 @@
+/* decompose_kit.c - the builders and readers the rewrite rules share (see
+ * decompose_kit.h). Everything here goes through the rewriter, so every
+ * node it makes is inferred as it is made. */
+#include <string.h>
+
+#include "transform/decompose_kit.h"
+#include "util/diag.h"
+
+/* ---- the replaced node ------------------------------------------------------ */
+
+int xk_version(o2m_rewriter *rw) {
+  return rw->node->op ? o2m_op_version(rw->node->op, rw->node->opset) : 0;
+}
+
+const o2m_type *xk_type(const o2m_value *v) {
+  static const o2m_type unknown = {O2M_TYPE_UNKNOWN, O2M_DT_UNDEFINED, -1, NULL, NULL};
+  return v ? &v->type : &unknown;
+}
+
+int xk_rank(const o2m_value *v) {
+  const o2m_type *t = xk_type(v);
+  return t->kind == O2M_TYPE_TENSOR ? t->rank : -1;
+}
+
+o2m_dtype xk_elem(const o2m_value *v) { return xk_type(v)->elem; }
+
+int xk_static_dims(const o2m_value *v, int64_t *dims) {
+  int rank = xk_rank(v);
+  if (rank < 0) return 0;
+  for (int k = 0; k < rank; k++) {
+    if (v->type.dims[k].size < 0) return 0;
+    dims[k] = v->type.dims[k].size;
+  }
+  return 1;
+}
+
+int xk_axis(int64_t axis, int rank) {
+  if (axis < 0) axis += rank;
+  return axis >= 0 && axis < rank ? (int)axis : -1;
+}
+
+o2m_attr *xk_attrs_except(o2m_rewriter *rw, const char *const *drop,
+                          int extra, int *n) {
+  const o2m_node *node = rw->node;
+  o2m_attr *out = o2m_arena_array(&rw->model->arena, (size_t)(node->n_attrs + extra) + 1,
+                                  sizeof(o2m_attr));
+  *n = 0;
+  if (!out) {
+    o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  for (int a = 0; a < node->n_attrs; a++) {
+    int dropped = 0;
+    for (int d = 0; drop && drop[d] && !dropped; d++) dropped = strcmp(drop[d], node->attrs[a].name) == 0;
+    if (!dropped) out[(*n)++] = node->attrs[a];
+  }
+  return out;
+}
+
+/* ---- builders ------------------------------------------------------------------ */
+
+o2m_value *xk_op1(o2m_rewriter *rw, const char *op, o2m_value *x) {
+  return x ? o2m_rw_op(rw, op, 1, &x, NULL, 0) : NULL;
+}
+
+o2m_value *xk_op2(o2m_rewriter *rw, const char *op, o2m_value *a, o2m_value *b) {
+  o2m_value *in[2] = {a, b};
+  return a && b ? o2m_rw_op(rw, op, 2, in, NULL, 0) : NULL;
+}
+
+o2m_value *xk_scalar(o2m_rewriter *rw, o2m_dtype dtype, double v) {
+  return o2m_rw_const_scalar(rw, dtype, v);
+}
+
+o2m_value *xk_const_1d(o2m_rewriter *rw, o2m_dtype dtype, const double *v, int n) {
+  int64_t dims[1] = {n};
+  o2m_infer_ctx ctx = {rw->model, &rw->model->arena, rw->diag, rw->graph, rw->node, 0};
+  o2m_tensor *t = o2m_tensor_new(&ctx, dtype, 1, dims);
+  if (!t) {
+    o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  for (int k = 0; k < n; k++) o2m_tensor_set_float(t, k, v[k]);
+  return o2m_rw_const_tensor(rw, t);
+}
+
+o2m_value *xk_scalar_like(o2m_rewriter *rw, const o2m_value *x, double v) {
+  return x ? xk_scalar(rw, xk_elem(x), v) : NULL;
+}
+
+o2m_value *xk_where(o2m_rewriter *rw, o2m_value *cond, o2m_value *a, o2m_value *b) {
+  o2m_value *in[3] = {cond, a, b};
+  return cond && a && b ? o2m_rw_op(rw, "Where", 3, in, NULL, 0) : NULL;
+}
+
+o2m_value *xk_dim(o2m_rewriter *rw, o2m_value *x, int64_t k) {
+  return xk_op2(rw, "Gather", xk_op1(rw, "Shape", x), xk_scalar(rw, O2M_DT_INT64, (double)k));
+}
+
+o2m_value *xk_iota(o2m_rewriter *rw, o2m_value *n) {
+  o2m_value *in[3] = {xk_scalar(rw, O2M_DT_INT64, 0), n, xk_scalar(rw, O2M_DT_INT64, 1)};
+  return in[0] && in[1] && in[2] ? o2m_rw_op(rw, "Range", 3, in, NULL, 0) : NULL;
+}
+
+o2m_value *xk_cast(o2m_rewriter *rw, o2m_value *x, o2m_dtype dtype) {
+  if (!x || xk_elem(x) == dtype) return x;
+  o2m_attr to = o2m_rw_attr_int("to", dtype);
+  return o2m_rw_op(rw, "Cast", 1, &x, &to, 1);
+}
+
+/* op(x, constant ints) with the given attributes. */
+static o2m_value *with_ints(o2m_rewriter *rw, const char *op, o2m_value *x,
+                            const int64_t *ints, int n, const o2m_attr *attrs,
+                            int n_attrs) {
+  if (!x) return NULL;
+  o2m_value *in[2] = {x, o2m_rw_const_ints(rw, ints, n)};
+  return in[1] ? o2m_rw_op(rw, op, 2, in, attrs, n_attrs) : NULL;
+}
+
+o2m_value *xk_reduce(o2m_rewriter *rw, const char *op, o2m_value *x,
+                     const int64_t *axes, int n, int keepdims) {
+  o2m_attr keep = o2m_rw_attr_int("keepdims", keepdims);
+  if (n == 0) return x ? o2m_rw_op(rw, op, 1, &x, &keep, 1) : NULL;
+  return with_ints(rw, op, x, axes, n, &keep, 1);
+}
+
+o2m_value *xk_reshape(o2m_rewriter *rw, o2m_value *x, const int64_t *shape, int n) {
+  return with_ints(rw, "Reshape", x, shape, n, NULL, 0);
+}
+
+o2m_value *xk_transpose(o2m_rewriter *rw, o2m_value *x, const int64_t *perm, int n) {
+  o2m_attr p = o2m_rw_attr_ints(rw, "perm", perm, n);
+  return x && p.ints ? o2m_rw_op(rw, "Transpose", 1, &x, &p, 1) : NULL;
+}
+
+o2m_value *xk_unsqueeze(o2m_rewriter *rw, o2m_value *x, const int64_t *axes, int n) {
+  return with_ints(rw, "Unsqueeze", x, axes, n, NULL, 0);
+}
+
+o2m_value *xk_squeeze(o2m_rewriter *rw, o2m_value *x, const int64_t *axes, int n) {
+  return with_ints(rw, "Squeeze", x, axes, n, NULL, 0);
+}
+
+o2m_value *xk_along_axis(o2m_rewriter *rw, o2m_value *v, int axis, int rank) {
+  int ones = rank - axis - 1;
+  if (!v || ones <= 0 || xk_rank(v) == 0) return v;
+  int64_t shape[ones + 1];
+  shape[0] = -1;
+  for (int k = 1; k <= ones; k++) shape[k] = 1;
+  return xk_reshape(rw, v, shape, ones + 1);
+}
+
+/* ---- finishing ------------------------------------------------------------------ */
+
+o2m_status xk_failed(o2m_rewriter *rw) {
+  return rw->diag->status ? rw->diag->status
+                          : o2m_rw_error(rw, "internal: a rewrite step failed without a message");
+}
+
+o2m_status xk_bind(o2m_rewriter *rw, int k, o2m_value *v) {
+  o2m_value *out = o2m_rw_out(rw, k);
+  if (!v) return xk_failed(rw);
+  if (!out || v == out) return O2M_OK;
+  o2m_node *maker = v->kind == O2M_VALUE_NODE ? v->producer : NULL;
+  if (!maker || maker == rw->node || v->use_count != 0)
+    return o2m_rw_node_into(rw, "Identity", 1, &v, 1, &out, NULL, 0);
+  /* v is fresh and unused: its maker produces `out` instead */
+  int j = v->producer_output;
+  maker->outputs[j] = out;
+  maker->output_names[j] = out->name;
+  out->producer = maker;
+  out->producer_output = j;
+  out->type = v->type;
+  out->known = v->known;
+  out->shape_value = v->shape_value;
+  out->shape_value_len = v->shape_value_len;
+  v->producer = NULL;
+  return O2M_OK;
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Writes the inputs and expected outputs that tests/lit/run uses (.npy
+and ONNX TensorProto .pb files, a few deliberately broken ones, and two
+ONNX backend-test style folders). Test-data tooling only; the outputs are
+committed. Usage: /usr/bin/python3 make_run_data.py [OUTDIR]"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+
+
+def path(name):
+    return os.path.join(out, name)
+
+
+def save_pb(name, array, tensor_name=""):
+    with open(path(name), "wb") as f:
+        f.write(numpy_helper.from_array(array, tensor_name).SerializeToString())
+
+
+a23 = np.arange(6, dtype=np.float32).reshape(2, 3)
+b23 = np.array([[10, 20, 30], [40, 50, 60]], dtype=np.float32)
+a43 = np.arange(12, dtype=np.float32).reshape(4, 3) / 4
+np.save(path("a23.npy"), a23)
+np.save(path("b23.npy"), b23)
+np.save(path("a43.npy"), a43)
+np.save(path("d5.npy"), np.array([1, -2, 3.5, np.inf, np.nan], dtype=np.float32))
+save_pb("a23.pb", a23, "a")
+save_pb("b23.pb", b23, "b")
+np.save(path("sum23.npy"), a23 + b23)
+save_pb("sum23.pb", a23 + b23, "result0")
+np.save(path("bool4.npy"), np.array([True, False, True, False]))
+np.save(path("u8_4.npy"), np.array([0, 1, 200, 255], dtype=np.uint8))
+# bf16 1.5 and -3 as raw bits (NumPy has no bfloat16)
+bf = TensorProto(data_type=TensorProto.BFLOAT16, dims=[2], raw_data=bytes([0xC0, 0x3F, 0x40, 0xC0]))
+with open(path("bf16_2.pb"), "wb") as f:
+    f.write(bf.SerializeToString())
+np.save(path("i64_23.npy"), np.arange(6, dtype=np.int64).reshape(2, 3))
+np.save(path("a33.npy"), np.zeros((3, 3), dtype=np.float32))
+with open(path("a23.npy"), "rb") as f:
+    whole = f.read()
+with open(path("truncated.npy"), "wb") as f:
+    f.write(whole[:-5])
+with open(path("truncated.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(a23).SerializeToString()[:-7])
+np.save(path("big_endian.npy"), a23.astype(">f4"))
+np.save(path("fortran.npy"), np.asfortranarray(a23.T))
+
+# ONNX backend-test folders: Shape (whose output is a constant, so it runs
+# whatever the emitter lowers), a wrong expected output, a missing input
+# file, an op of an unknown domain and a training-only model.
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])
+s = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
+
+
+def backend_test(folder, nodes, inputs, outputs, data, opsets=(("", 17),)):
+    d = path(os.path.join("suite", folder))
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    graph = helper.make_graph(nodes, folder, inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(dm, v) for dm, v in opsets])
+    model.ir_version = 8
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for kind, arrays in data.items():
+        for i, arr in enumerate(arrays):
+            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)), "wb") as f:
+                f.write(numpy_helper.from_array(arr).SerializeToString())
+
+
+shape = [helper.make_node("Shape", ["x"], ["s"])]
+backend_test("test_shape_ok", shape, [x], [s], {"input": [a23], "output": [np.array([2, 3], dtype=np.int64)]})
+backend_test("test_shape_wrong", shape, [x], [s], {"input": [a23], "output": [np.array([3, 2], dtype=np.int64)]})
+backend_test("test_missing_input", [helper.make_node("Add", ["x", "y"], ["z"])], [x, y], [z],
+             {"input": [a23], "output": [a23 + b23]})
+backend_test("test_unknown_domain", [helper.make_node("Frob", ["x"], ["z"], domain="com.example")], [x], [z],
+             {"input": [a23], "output": [a23]}, opsets=(("", 17), ("com.example", 1)))
+backend_test("test_training",
+             [helper.make_node("Momentum", ["r", "t", "x", "y", "v"], ["x_new", "v_new"],
+                               domain="ai.onnx.preview.training", alpha=0.9, beta=0.1, mode="standard",
+                               norm_coefficient=0.0)],
+             [helper.make_tensor_value_info("r", TensorProto.FLOAT, []),
+              helper.make_tensor_value_info("t", TensorProto.INT64, []), x, y,
+              helper.make_tensor_value_info("v", TensorProto.FLOAT, [2, 3])],
+             [helper.make_tensor_value_info("x_new", TensorProto.FLOAT, [2, 3]),
+              helper.make_tensor_value_info("v_new", TensorProto.FLOAT, [2, 3])],
+             {}, opsets=(("", 17), ("ai.onnx.preview.training", 1)))
+
+# inputs of ops.mlir
+np.save(path("h23.npy"), (np.arange(6, dtype=np.float16).reshape(2, 3) - 2) / 4)
+bf6 = TensorProto(data_type=TensorProto.BFLOAT16, dims=[2, 3],
+                  raw_data=(np.arange(6, dtype=np.float32).reshape(2, 3) / 2).view(np.uint32).__rshift__(16)
+                  .astype(np.uint16).tobytes())
+with open(path("bf16_23.pb"), "wb") as f:
+    f.write(bf6.SerializeToString())
+np.save(path("i64_m.npy"), np.array([[-7, -3, -1], [0, 4, 8]], dtype=np.int64))
+np.save(path("img.npy"), np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))

@@ -1,0 +1,233 @@
+/* cmd_run.c - `onnx2mlir run MODEL ...`: reads the inputs (.pb or .npy),
+ * runs the model through the MLIR plugin (JIT) and writes the outputs as
+ * output_<i>.pb / .npy or prints them. MODEL may also be an MLIR file in
+ * the Linalg form (`import --to linalg` output, possibly edited), whose
+ * inputs are then given by position. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/compare.h"
+#include "core/core.h"
+#include "onnx/tensor_file.h"
+#include "plugin/plugin.h"
+#include "util/diag.h"
+
+static const char run_help[] =
+    "usage: onnx2mlir run MODEL [--target linalg|tosa|stablehlo] [--input NAME=FILE]...\n"
+    "                           [--inputs DIR] [-o OUTDIR] [--npy] [--data-dir DIR] [-O LEVEL]\n\n"
+    "Compiles an ONNX model for the host (MLIR's JIT), specialised to the shapes of\n"
+    "the given inputs, runs it once and writes or prints its outputs.\n\n"
+    "  --target T        linalg (default); tosa, stablehlo: not implemented yet\n"
+    "  --inputs DIR      read input_<i>.pb (ONNX TensorProto), one per graph input\n"
+    "                    without initializer, in graph order (the ONNX test layout)\n"
+    "  --input NAME=FILE the input NAME from FILE (.pb or .npy; told apart by content);\n"
+    "                    overrides --inputs\n"
+    "  -o OUTDIR         write OUTDIR/output_<i>.pb in graph-output order (created if\n"
+    "                    needed); without -o, print each output's name, type and first\n"
+    "                    values\n"
+    "  --npy             write output_<i>.npy instead\n"
+    "  --data-dir DIR    where the model's external data lives\n"
+    "  -O LEVEL          LLVM optimisation level 0..3 (default 2)\n\n"
+    "MODEL may be a .mlir/.mlirbc file in the Linalg form (as `import --to linalg`\n"
+    "writes it): its @main is run, --inputs reads input_0.pb, input_1.pb, ... while\n"
+    "they exist, and --input takes the argument's position as NAME.\n";
+
+typedef struct run_args {
+  const char *model, *target, *inputs_dir, *out_dir, *data_dir;
+  int npy, opt_level;
+  int n_named;
+  char **named; /* NAME=FILE, pointing into argv */
+} run_args;
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int parse_args(int argc, char **argv, run_args *a) {
+  for (int i = 1; i < argc; i++) {
+    const char *v = NULL;
+    if (cli_flag_value(argc, argv, &i, "--target", &a->target)) {
+      if (!a->target) return cli_usage_error("run", "--target needs a target");
+    } else if (cli_flag_value(argc, argv, &i, "--inputs", &a->inputs_dir)) {
+      if (!a->inputs_dir) return cli_usage_error("run", "--inputs needs a folder");
+    } else if (cli_flag_value(argc, argv, &i, "--input", &v)) {
+      if (!v || !strchr(v, '=') || v[0] == '=') return cli_usage_error("run", "--input needs NAME=FILE");
+      a->named[a->n_named++] = (char *)v;
+    } else if (cli_flag_value(argc, argv, &i, "-o", &a->out_dir)) {
+      if (!a->out_dir) return cli_usage_error("run", "-o needs a folder");
+    } else if (cli_flag_value(argc, argv, &i, "--data-dir", &a->data_dir)) {
+      if (!a->data_dir) return cli_usage_error("run", "--data-dir needs a folder");
+    } else if (cli_flag_value(argc, argv, &i, "-O", &v) || (strncmp(argv[i], "-O", 2) == 0 && (v = argv[i] + 2))) {
+      if (!v || strlen(v) != 1 || v[0] < '0' || v[0] > '3') return cli_usage_error("run", "-O takes 0, 1, 2 or 3");
+      a->opt_level = v[0] - '0';
+    } else if (strcmp(argv[i], "--npy") == 0) {
+      a->npy = 1;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cli_usage_error("run", "unknown option '%s'", argv[i]);
+    } else if (a->model) {
+      return cli_usage_error("run", "more than one model given");
+    } else {
+      a->model = argv[i];
+    }
+  }
+  if (!a->model) return cli_usage_error("run", "no model given");
+  return EXIT_OK;
+}
+
+static int out_of_memory(o2m_diag *diag) {
+  o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  return cli_report(diag);
+}
+
+/* ---- inputs ---------------------------------------------------------------- */
+
+static o2m_status read_numbered(o2m_arena *arena, const char *dir, int i, o2m_tensor **out, o2m_diag *diag) {
+  char *path = o2m_arena_printf(arena, "%s/input_%d.pb", dir, i);
+  if (!path) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  return o2m_read_tensor_file(arena, path, out, diag);
+}
+
+/* The index a --input NAME names: a runtime input of the model, or for an
+ * MLIR file a position. -1 when there is none. */
+static int input_index(const o2m_model *model, const char *name, size_t len, int n) {
+  if (!model) {
+    char *end;
+    long i = strtol(name, &end, 10);
+    return end == name + len && len && i >= 0 && i < n ? (int)i : -1;
+  }
+  for (int i = 0; i < n; i++) {
+    const char *have = o2m_runtime_input(model, i)->name;
+    if (strlen(have) == len && strncmp(have, name, len) == 0) return i;
+  }
+  return -1;
+}
+
+/* Fills inputs[0..n) from --inputs DIR, then the --input overrides. For a
+ * model n is its runtime input count; for an MLIR file (model NULL) n
+ * grows with the input_<i>.pb files present and the positions named. */
+static int read_inputs(const run_args *a, const o2m_model *model, o2m_arena *arena, o2m_tensor **inputs,
+                       int *n, int cap, o2m_diag *diag) {
+  if (!model) {
+    *n = 0;
+    for (char path[4096]; a->inputs_dir && *n < cap; ++*n) {
+      snprintf(path, sizeof(path), "%s/input_%d.pb", a->inputs_dir, *n);
+      if (access(path, F_OK) != 0) break;
+    }
+    for (int k = 0; k < a->n_named; k++) {
+      long pos = strtol(a->named[k], NULL, 10);
+      if (pos >= *n && pos < cap) *n = (int)pos + 1;
+    }
+  }
+  for (int i = 0; a->inputs_dir && i < *n; i++)
+    if (read_numbered(arena, a->inputs_dir, i, &inputs[i], diag)) return cli_report(diag);
+  for (int k = 0; k < a->n_named; k++) {
+    const char *eq = strchr(a->named[k], '=');
+    int i = input_index(model, a->named[k], (size_t)(eq - a->named[k]), *n);
+    if (i < 0)
+      return cli_usage_error("run", model ? "the model has no input '%.*s'" : "'%.*s' is not an argument position",
+                             (int)(eq - a->named[k]), a->named[k]);
+    if (o2m_read_tensor_file(arena, eq + 1, &inputs[i], diag)) return cli_report(diag);
+  }
+  for (int i = 0; i < *n; i++) {
+    const char *name = model ? o2m_runtime_input(model, i)->name : o2m_arena_printf(arena, "%d", i);
+    if (!inputs[i])
+      return cli_usage_error("run", "input '%s' is not given (--input %s=FILE or --inputs DIR)", name, name);
+    inputs[i]->name = name;
+  }
+  return EXIT_OK;
+}
+
+/* ---- outputs ---------------------------------------------------------------- */
+
+static void print_output(int index, const o2m_tensor *t) {
+  printf("output %d '%s': %s [", index, t->name ? t->name : "", o2m_dtype_name(t->dtype));
+  for (int k = 0; k < t->rank; k++) printf("%s%lld", k ? "," : "", (long long)t->dims[k]);
+  printf("]\n ");
+  enum { SHOWN = 16 };
+  for (int64_t i = 0; i < t->count && i < SHOWN; i++) {
+    char text[96];
+    o2m_format_element(t, i, text, sizeof(text));
+    printf(" %s", text);
+  }
+  if (t->count > SHOWN) printf(" ... (%lld values)", (long long)t->count);
+  printf("\n");
+}
+
+static int write_outputs(const run_args *a, int n, o2m_tensor **outputs, o2m_arena *arena, o2m_diag *diag) {
+  if (!a->out_dir) {
+    for (int i = 0; i < n; i++) print_output(i, outputs[i]);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_MODEL;
+  }
+  if (mkdir(a->out_dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "onnx2mlir: error: cannot create the folder '%s': %s\n", a->out_dir, strerror(errno));
+    return EXIT_MODEL;
+  }
+  for (int i = 0; i < n; i++) {
+    char *path = o2m_arena_printf(arena, "%s/output_%d.%s", a->out_dir, i, a->npy ? "npy" : "pb");
+    if (!path) return out_of_memory(diag);
+    if (o2m_write_tensor_file(outputs[i], path, a->npy ? O2M_FORMAT_NPY : O2M_FORMAT_PB, diag))
+      return cli_report(diag);
+  }
+  return EXIT_OK;
+}
+
+/* ---- the command ------------------------------------------------------------- */
+
+static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_model *model, o2m_arena *arena,
+                      o2m_diag *diag) {
+  enum { MAX_INPUTS = 4096 };
+  int n = model ? o2m_runtime_input_count(model) : 0;
+  if (n > MAX_INPUTS) return cli_usage_error("run", "models with over %d inputs are not supported", MAX_INPUTS);
+  o2m_tensor **inputs = o2m_arena_array(arena, MAX_INPUTS, sizeof(o2m_tensor *));
+  if (!inputs) return out_of_memory(diag);
+  int rc = read_inputs(a, model, arena, inputs, &n, MAX_INPUTS, diag);
+  if (rc) return rc;
+  o2m_run_options options = {O2M_TARGET_LINALG, a->opt_level, NULL, NULL};
+  o2m_run_phase phase;
+  int n_out = model ? model->graph->n_outputs : 0;
+  o2m_tensor **outputs = model ? o2m_arena_array(arena, (size_t)n_out + 1, sizeof(o2m_tensor *)) : NULL;
+  if (model && !outputs) return out_of_memory(diag);
+  const o2m_tensor *const *in = (const o2m_tensor *const *)inputs;
+  o2m_status s = model ? plugin->run_model(model, &options, n, in, outputs, arena, &phase, diag)
+                       : plugin->run_mlir_file(a->model, NULL, &options, n, in, &n_out, &outputs, arena, &phase,
+                                               diag);
+  if (s) return cli_report(diag);
+  return write_outputs(a, n_out, outputs, arena, diag);
+}
+
+int cmd_run(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (cli_is_help(argv[i])) {
+      fputs(run_help, stdout);
+      return EXIT_OK;
+    }
+  run_args a = {.target = "linalg", .opt_level = 2, .named = calloc((size_t)argc, sizeof(char *))};
+  if (!a.named) return EXIT_MODEL;
+  int rc = parse_args(argc, argv, &a);
+  int target = rc ? -1 : o2m_target_from_name(a.target);
+  if (!rc && target != O2M_TARGET_LINALG && target != O2M_TARGET_TOSA && target != O2M_TARGET_STABLEHLO)
+    rc = cli_usage_error("run", "unknown target '%s' (linalg, tosa, stablehlo)", a.target);
+  if (!rc && target != O2M_TARGET_LINALG) {
+    fprintf(stderr, "onnx2mlir: error: run --target %s is not implemented yet\n", a.target);
+    rc = EXIT_MODEL;
+  }
+  o2m_diag diag = cli_diag();
+  const struct o2m_plugin *plugin = rc ? NULL : cli_load_plugin(&diag);
+  if (!rc && !plugin) rc = cli_report(&diag);
+  o2m_model *model = NULL;
+  int is_mlir = ends_with(a.model ? a.model : "", ".mlir") || ends_with(a.model ? a.model : "", ".mlirbc");
+  o2m_load_options lo = {a.data_dir, 0};
+  if (!rc && !is_mlir && o2m_model_load(a.model, &lo, &model, &diag)) rc = cli_report(&diag);
+  o2m_arena arena = {0};
+  if (!rc) rc = run_loaded(&a, plugin, model, &arena, &diag);
+  o2m_arena_free(&arena);
+  o2m_model_free(model);
+  free(a.named);
+  return rc;
+}

@@ -1,0 +1,214 @@
+/* test_child.c - one ONNX backend test, run inside the forked child:
+ * load and infer the model, then for each test_data_set_*: read the
+ * inputs and expected outputs, run the model through the plugin and
+ * compare. Reports to the parent through `fd`, one line per record:
+ *   RS 'P' <phase digit>                      as each phase starts
+ *   RS 'R' <status> US <class> US <message>   once, at the end
+ * (RS = 0x1e, US = 0x1f), so that a crash is pinned on its phase. Any
+ * other text on the pipe is the child's stray stdout/stderr output.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/compare.h"
+#include "core/core.h"
+#include "exec/run.h"
+#include "infer/infer.h"
+#include "onnx/tensor_file.h"
+#include "plugin/plugin.h"
+#include "test_runner.h"
+#include "util/diag.h"
+
+typedef struct child {
+  const test_case *test;
+  const test_config *config;
+  int fd;
+  o2m_run_phase phase;
+  o2m_diag diag;
+  o2m_arena arena;
+  int n_sets;
+  char **sets; /* data set folders, sorted */
+} child;
+
+static void write_all(int fd, const char *buf, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, buf, n);
+    if (w <= 0) return;
+    buf += w;
+    n -= (size_t)w;
+  }
+}
+
+static void on_phase(void *user, o2m_run_phase phase) {
+  child *c = user;
+  c->phase = phase;
+  char rec[4] = {0x1e, 'P', (char)('0' + phase), '\n'};
+  write_all(c->fd, rec, sizeof(rec));
+}
+
+/* The reason class of a failure in `phase` with `status`. */
+const char *test_class_of(o2m_run_phase phase, o2m_status status) {
+  static const char *const names[O2M_PHASE_COUNT] = {
+      [O2M_PHASE_READ] = "read",       [O2M_PHASE_INFER] = "infer",     [O2M_PHASE_EMIT] = "emit",
+      [O2M_PHASE_VERIFY] = "verify",   [O2M_PHASE_COMPILE] = "compile", [O2M_PHASE_RUN] = "run",
+      [O2M_PHASE_COMPARE] = "mismatch",
+  };
+  if (phase == O2M_PHASE_EMIT && status == O2M_ERR_UNSUPPORTED) return "unsupported";
+  return (unsigned)phase < O2M_PHASE_COUNT ? names[phase] : "run";
+}
+
+/* Sends the final record (message on one line) and ends the child. */
+__attribute__((noreturn)) static void finish(child *c, test_status status, const char *klass,
+                                             const char *message) {
+  char rec[2300];
+  int n = snprintf(rec, sizeof(rec), "\x1eR%d\x1f%s\x1f", (int)status, klass ? klass : "");
+  for (const char *m = message ? message : ""; *m && n < (int)sizeof(rec) - 2; m++) {
+    if (*m == '\n') {
+      while (m[1] == ' ') m++;
+      if (n && rec[n - 1] != ' ') rec[n++] = ' ';
+    } else {
+      rec[n++] = *m == 0x1e || *m == 0x1f ? ' ' : *m;
+    }
+  }
+  rec[n++] = '\n';
+  write_all(c->fd, rec, (size_t)n);
+  _exit(0);
+}
+
+__attribute__((noreturn)) static void fail(child *c, const char *klass) { finish(c, TEST_FAIL, klass, c->diag.message); }
+
+/* ---- the test folder ---------------------------------------------------------- */
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void list_data_sets(child *c) {
+  DIR *d = opendir(c->test->dir);
+  if (!d) {
+    o2m_fail(&c->diag, O2M_ERR_IO, "%s: cannot list the folder", c->test->dir);
+    fail(c, "read");
+  }
+  int cap = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (strncmp(e->d_name, "test_data_set_", 14) != 0) continue;
+    if (c->n_sets == cap) {
+      cap = cap ? 2 * cap : 8;
+      c->sets = o2m_arena_grow(&c->arena, c->sets, (size_t)c->n_sets, (size_t)cap, sizeof(char *));
+    }
+    if (c->sets) c->sets[c->n_sets] = o2m_arena_printf(&c->arena, "%s/%s", c->test->dir, e->d_name);
+    if (!c->sets || !c->sets[c->n_sets++]) {
+      closedir(d);
+      o2m_fail(&c->diag, O2M_ERR_NOMEM, "out of memory");
+      fail(c, "read");
+    }
+  }
+  closedir(d);
+  if (c->n_sets) qsort(c->sets, (size_t)c->n_sets, sizeof(char *), by_name);
+}
+
+/* Loads and infers the model; skips training-only tests. */
+static o2m_model *load_model(child *c) {
+  on_phase(c, O2M_PHASE_READ);
+  char *path = o2m_arena_printf(&c->arena, "%s/model.onnx", c->test->dir);
+  o2m_load_options lo = {NULL, 1};
+  o2m_model *model = NULL;
+  if (!path || o2m_model_load(path, &lo, &model, &c->diag)) fail(c, "read");
+  for (int i = 0; i < model->graph->n_nodes; i++)
+    if (strcmp(model->graph->nodes[i]->domain, "ai.onnx.preview.training") == 0)
+      finish(c, TEST_SKIP, NULL, "training-only domain ai.onnx.preview.training");
+  on_phase(c, O2M_PHASE_INFER);
+  if (o2m_infer_model(model, &c->diag)) fail(c, "infer");
+  return model;
+}
+
+/* run takes tensors only: sequences, maps and optionals are refused. */
+static void check_tensor_io(child *c, const o2m_model *m) {
+  const o2m_graph *g = m->graph;
+  for (int i = 0; i < o2m_runtime_input_count(m) + g->n_outputs; i++) {
+    int is_input = i < o2m_runtime_input_count(m);
+    const o2m_value *v = is_input ? o2m_runtime_input(m, i) : g->output_values[i - o2m_runtime_input_count(m)];
+    if (v->type.kind == O2M_TYPE_TENSOR || v->type.kind == O2M_TYPE_UNKNOWN) continue;
+    o2m_fail(&c->diag, O2M_ERR_UNSUPPORTED, "%s '%s' is not a tensor; run takes and gives tensors only",
+             is_input ? "input" : "output", v->name);
+    fail(c, "unsupported");
+  }
+}
+
+static int count_files(const char *dir, const char *prefix) {
+  int n = 0;
+  for (char path[4096];; n++) {
+    snprintf(path, sizeof(path), "%s/%s_%d.pb", dir, prefix, n);
+    if (access(path, F_OK) != 0) return n;
+  }
+}
+
+/* Reads DIR/<prefix>_<i>.pb for i < want (exactly `want` files). */
+static o2m_tensor **read_files(child *c, const char *dir, const char *prefix, int want) {
+  int have = count_files(dir, prefix);
+  if (have != want) {
+    o2m_fail(&c->diag, O2M_ERR_INVALID, "%s holds %d %s_<i>.pb files, the model has %d %ss", dir, have, prefix,
+             want, prefix);
+    fail(c, "read");
+  }
+  o2m_tensor **t = o2m_arena_array(&c->arena, (size_t)want + 1, sizeof(o2m_tensor *));
+  for (int i = 0; t && i < want; i++) {
+    char *path = o2m_arena_printf(&c->arena, "%s/%s_%d.pb", dir, prefix, i);
+    if (!path || o2m_read_tensor_file(&c->arena, path, &t[i], &c->diag)) fail(c, "read");
+  }
+  if (!t) {
+    o2m_fail(&c->diag, O2M_ERR_NOMEM, "out of memory");
+    fail(c, "read");
+  }
+  return t;
+}
+
+/* ONNX before 1.13 wrote bfloat16 test data as uint16 tensors (same
+ * storage): read them as the bfloat16 the model declares. */
+static void bfloat16_from_uint16(o2m_tensor *t, const o2m_value *v) {
+  if (t->dtype == O2M_DT_UINT16 && v->type.elem == O2M_DT_BFLOAT16) t->dtype = O2M_DT_BFLOAT16;
+}
+
+static void run_data_set(child *c, o2m_model *model, int set) {
+  const char *dir = c->sets[set];
+  on_phase(c, O2M_PHASE_READ);
+  int n_in = o2m_runtime_input_count(model), n_out = model->graph->n_outputs;
+  o2m_tensor **inputs = read_files(c, dir, "input", n_in);
+  o2m_tensor **expected = read_files(c, dir, "output", n_out);
+  for (int i = 0; i < n_in; i++) {
+    inputs[i]->name = o2m_runtime_input(model, i)->name;
+    bfloat16_from_uint16(inputs[i], o2m_runtime_input(model, i));
+  }
+  for (int i = 0; i < n_out; i++) bfloat16_from_uint16(expected[i], model->graph->output_values[i]);
+  o2m_tensor **outputs = o2m_arena_array(&c->arena, (size_t)n_out + 1, sizeof(o2m_tensor *));
+  o2m_run_options options = {c->config->target, c->config->opt_level, on_phase, c};
+  o2m_run_phase phase = O2M_PHASE_EMIT;
+  o2m_status s = outputs ? c->config->plugin->run_model(model, &options, n_in, (const o2m_tensor *const *)inputs,
+                                                         outputs, &c->arena, &phase, &c->diag)
+                         : o2m_fail(&c->diag, O2M_ERR_NOMEM, "out of memory");
+  if (s) fail(c, test_class_of(phase, s));
+  on_phase(c, O2M_PHASE_COMPARE);
+  for (int i = 0; i < n_out; i++) {
+    const char *where = strrchr(dir, '/') + 1;
+    char *what = o2m_arena_printf(&c->arena, "%s%soutput %d '%s'", c->n_sets > 1 ? where : "",
+                                  c->n_sets > 1 ? ": " : "", i, model->graph->outputs[i].name);
+    if (o2m_compare_tensors(outputs[i], expected[i], NULL, what ? what : "output", &c->diag)) fail(c, "mismatch");
+  }
+}
+
+void test_child_main(const test_case *test, const test_config *config, int fd) {
+  child c = {.test = test, .config = config, .fd = fd};
+  list_data_sets(&c);
+  o2m_model *model = load_model(&c);
+  if (!c.n_sets) finish(&c, TEST_SKIP, NULL, "no test_data_set_* folder");
+  check_tensor_io(&c, model);
+  for (int set = 0; set < c.n_sets; set++) {
+    if (set) { /* running rewrites the model: start from a fresh load */
+      o2m_model_free(model);
+      model = load_model(&c);
+    }
+    run_data_set(&c, model, set);
+  }
+  finish(&c, TEST_PASS, NULL, NULL);
+}
