@@ -25,7 +25,7 @@ def chain(width, layers, external_file=None, outdir=None):
     for i in range(layers):
         w, b = f"w{i}", f"b{i}"
         for name, arr in ((w, weight), (b, bias)):
-            t = helper.make_tensor(name, TensorProto.FLOAT, arr.shape, vals=[])
+            t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=arr.shape)
             if data:
                 raw = arr.tobytes()
                 data.write(raw)

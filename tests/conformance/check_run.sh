@@ -7,7 +7,8 @@
 # of every suite, REGRESSIONS, then "<target> run: N passed, N failed,
 # N skipped"; exits non-zero on a regression.
 #   usage: check_run.sh BUILD_DIR [--update]
-#   environment: TARGET (linalg), JOBS (nproc), TIMEOUT (seconds per test, 120)
+#   environment: TARGET (linalg), JOBS (nproc), TIMEOUT (seconds per test,
+#   120), O2M_NODE_TESTS and O2M_LIBONNX_DATA (the suites' folders)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: check_run.sh BUILD_DIR [--update]}" && pwd)
@@ -17,12 +18,14 @@ passfile="$here/$target.pass"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+node_tests=${O2M_NODE_TESTS:-$here/../../../shared/onnx-node-tests}
+libonnx=${O2M_LIBONNX_DATA:-/usr/share/libonnx-testdata/data}
 suites=()
-[ -d "$here/../../../shared/onnx-node-tests" ] && suites+=("node-tests=$here/../../../shared/onnx-node-tests")
+[ -d "$node_tests" ] && suites+=("node-tests=$node_tests")
 for s in node pytorch-converted pytorch-operator simple; do
-  [ -d "/usr/share/libonnx-testdata/data/$s" ] && suites+=("libonnx-$s=/usr/share/libonnx-testdata/data/$s")
+  [ -d "$libonnx/$s" ] && suites+=("libonnx-$s=$libonnx/$s")
 done
-[ -d "$here/../../../shared/onnx-node-tests" ] || echo "note: ../shared/onnx-node-tests is absent; running the Debian suites only"
+[ -d "$node_tests" ] || echo "note: ../shared/onnx-node-tests is absent; running the Debian suites only"
 
 touch "$work/passed"
 passed=0 failed=0 skipped=0 regressions=0
