@@ -66,8 +66,9 @@ __attribute__((noreturn)) static void finish(child *c, test_status status, const
   char rec[2300];
   int n = snprintf(rec, sizeof(rec), "\x1eR%d\x1f%s\x1f", (int)status, klass ? klass : "");
   for (const char *m = message ? message : ""; *m && n < (int)sizeof(rec) - 2; m++) {
-    if (*m == '\n') {
+    if (*m == '\n') { /* "a:\n  b\n  c" becomes "a: b; c" */
       while (m[1] == ' ') m++;
+      if (n && rec[n - 1] != ':' && rec[n - 1] != ' ') rec[n++] = ';';
       if (n && rec[n - 1] != ' ') rec[n++] = ' ';
     } else {
       rec[n++] = *m == 0x1e || *m == 0x1f ? ' ' : *m;

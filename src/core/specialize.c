@@ -2,6 +2,7 @@
  * `run` and `test` do before lowering, so that generated code is static
  * wherever the data allows). */
 #include <stdio.h>
+#include <string.h>
 
 #include "core/core.h"
 #include "infer/infer.h"
@@ -68,6 +69,57 @@ static o2m_status concrete_type(o2m_model *m, const o2m_value *v, const o2m_tens
   return O2M_OK;
 }
 
+/* Inputs that decide output shapes or structure rather than carry data:
+ * axes, shapes, pads, repeats, slice bounds, K, sizes. A runtime input
+ * whose every consumer reads it in such a position is specialized on its
+ * value, like its shape; data operands never are, so their computation
+ * still runs in the generated code. Bit i marks input i. */
+static const struct {
+  const char *op; /* default domain; a trailing '*' matches a prefix */
+  unsigned inputs;
+} parameter_inputs[] = {
+    {"Reshape", 1u << 1},  {"Expand", 1u << 1},     {"Tile", 1u << 1},
+    {"Slice", 0x1eu},      {"Pad", 0xau},           {"Reduce*", 1u << 1},
+    {"TopK", 1u << 1},     {"CumSum", 1u << 1},     {"Squeeze", 1u << 1},
+    {"Unsqueeze", 1u << 1}, {"Split", 1u << 1},     {"Range", 0x7u},
+    {"ConstantOfShape", 1u}, {"OneHot", 1u << 1},   {"Resize", 0xeu},
+    {"Upsample", 1u << 1}, {"Trilu", 1u << 1},      {"CenterCropPad", 1u << 1},
+    {"Col2Im", 0x6u},      {"MaxUnpool", 1u << 2},  {"DFT", 0x6u},
+    {"STFT", 0xau},        {"HannWindow", 1u},      {"HammingWindow", 1u},
+    {"BlackmanWindow", 1u}, {"MelWeightMatrix", 0x7u},
+};
+
+static int op_matches(const char *pattern, const char *op) {
+  size_t n = strlen(pattern);
+  if (n && pattern[n - 1] == '*') return strncmp(pattern, op, n - 1) == 0;
+  return strcmp(pattern, op) == 0;
+}
+
+static int is_parameter_use(const o2m_node *n, int input) {
+  if (n->domain[0]) return 0;
+  for (size_t i = 0; i < sizeof(parameter_inputs) / sizeof(parameter_inputs[0]); i++)
+    if (op_matches(parameter_inputs[i].op, n->op_type))
+      return input < 32 && (parameter_inputs[i].inputs >> input & 1u);
+  return 0;
+}
+
+/* Whether a small integer runtime input is only ever read as a parameter. */
+static int is_parameter_input(const o2m_graph *g, const o2m_value *v, const o2m_tensor *t) {
+  if ((t->dtype != O2M_DT_INT64 && t->dtype != O2M_DT_INT32) || t->count > 64) return 0;
+  int uses = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const o2m_node *n = g->nodes[i];
+    for (int k = 0; k < n->n_captures; k++)
+      if (n->captures[k] == v) return 0;
+    for (int k = 0; k < n->n_inputs; k++) {
+      if (n->inputs[k] != v) continue;
+      if (!is_parameter_use(n, k)) return 0;
+      uses++;
+    }
+  }
+  return uses > 0;
+}
+
 o2m_status o2m_specialize_inputs(o2m_model *model, int n_inputs,
                                  const o2m_tensor *const *inputs,
                                  o2m_diag *diag) {
@@ -81,6 +133,8 @@ o2m_status o2m_specialize_inputs(o2m_model *model, int n_inputs,
     o2m_status s = concrete_type(model, v, inputs[i], &t, diag);
     if (s) return s;
     v->type = t;
+    /* the caller keeps the input tensors alive until lowering ends */
+    if (is_parameter_input(model->graph, v, inputs[i])) v->known = inputs[i];
   }
   forget_inference(model->graph);
   return o2m_infer_model(model, diag);

@@ -48,6 +48,12 @@ static o2m_status keep(o2m_rewriter *rw, o2m_node *n) {
   return O2M_OK;
 }
 
+/* Takes back the uses of n's inputs (n leaves the graph). */
+static void drop_uses(const o2m_node *n) {
+  for (int k = 0; k < n->n_inputs; k++)
+    if (n->inputs[k]) n->inputs[k]->use_count--;
+}
+
 /* Applies n's rule; on refusal restores what the rule touched. */
 static o2m_status apply_rule(o2m_rewriter *rw, o2m_node *n, const o2m_rewrite_rule *rule,
                              o2m_diag *diag) {
@@ -64,11 +70,16 @@ static o2m_status apply_rule(o2m_rewriter *rw, o2m_node *n, const o2m_rewrite_ru
   rw->diag = &scratch;
   o2m_status s = rule->rewrite(rw);
   rw->diag = diag;
-  if (s == O2M_OK) return rw->n_out_nodes == mark ? keep(rw, n) : O2M_OK;
+  if (s == O2M_OK && rw->n_out_nodes == mark) return keep(rw, n);
+  if (s == O2M_OK) {
+    drop_uses(n);
+    return O2M_OK;
+  }
   if (s != O2M_ERR_UNSUPPORTED || n->n_outputs > MAX_SAVED) {
     o2m_fail(diag, s, "%s", scratch.message);
     return s;
   }
+  for (int i = mark; i < rw->n_out_nodes; i++) drop_uses(rw->out_nodes[i]);
   rw->n_out_nodes = mark;
   for (int k = 0; k < n_saved; k++)
     if (n->outputs[k]) *n->outputs[k] = saved[k];

@@ -2,7 +2,8 @@
  * one-node models of tests/lit/inputs/transform/<case>/model.onnx (written
  * by make_transform_models.py): after o2m_transform_to_core each model
  * must hold the expected ops (as a multiset), every node at a known op in
- * topological order, and its graph outputs must keep their types.
+ * topological order, use counts that match the uses, and its graph
+ * outputs must keep their types.
  *
  * `test_transform MODEL...` prints the core form of the given models
  * instead (one line per node), for developing rules.
@@ -160,11 +161,11 @@ static int topological(const o2m_graph *g) {
   return 1;
 }
 
-static void print_graph(const o2m_graph *g) {
+static void print_graph(const o2m_graph *g, int depth) {
   char type[256];
   for (int i = 0; i < g->n_nodes; i++) {
     const o2m_node *n = g->nodes[i];
-    printf("  %s(", n->op_type);
+    printf("%*s%s(", 2 * depth + 2, "", n->op_type);
     for (int k = 0; k < n->n_inputs; k++)
       printf("%s%s", k ? ", " : "", n->inputs[k] ? n->inputs[k]->name : "-");
     printf(") ->");
@@ -173,6 +174,11 @@ static void print_graph(const o2m_graph *g) {
         printf(" %s : %s%s", n->outputs[k]->name, o2m_type_text(&n->outputs[k]->type, type, sizeof(type)),
                n->outputs[k]->known ? " (known)" : "");
     printf("%s%s\n", n->rewrite_failure ? "  kept: " : "", n->rewrite_failure ? n->rewrite_failure : "");
+    for (int a = 0; a < n->n_attrs; a++) {
+      if (n->attrs[a].type == O2M_ATTR_GRAPH && n->attrs[a].g) print_graph(n->attrs[a].g, depth + 1);
+      for (int k = 0; n->attrs[a].type == O2M_ATTR_GRAPHS && k < n->attrs[a].count; k++)
+        print_graph(n->attrs[a].graphs[k], depth + 1);
+    }
   }
 }
 
@@ -185,7 +191,7 @@ static int dump(int argc, char **argv) {
       continue;
     }
     printf("%s:\n", argv[i]);
-    print_graph(m->graph);
+    print_graph(m->graph, 0);
     o2m_model_free(m);
   }
   return 0;
@@ -195,6 +201,19 @@ static int dump(int argc, char **argv) {
 static int all_known(const o2m_graph *g) {
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i]->op) return 0;
+  return 1;
+}
+
+/* Non-zero when every value's use_count is its number of uses by g's
+ * nodes and outputs (the one-node models have no subgraphs). */
+static int uses_counted(const o2m_graph *g) {
+  for (int v = 0; v < g->n_values; v++) {
+    int uses = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+      for (int k = 0; k < g->nodes[i]->n_inputs; k++) uses += g->nodes[i]->inputs[k] == g->values[v];
+    for (int k = 0; k < g->n_outputs; k++) uses += g->output_values[k] == g->values[v];
+    if (uses != g->values[v]->use_count) return 0;
+  }
   return 1;
 }
 
@@ -219,11 +238,12 @@ static void check_model(const char *dir, const expectation *e) {
   sorted_words(e->ops, want, sizeof(want));
   if (strcmp(got, want)) {
     fprintf(stderr, "%s: got ops '%s'\n", e->model, seq);
-    print_graph(m->graph);
+    print_graph(m->graph, 0);
   }
   CHECK(strcmp(got, want) == 0);
   CHECK(all_known(m->graph));
   CHECK(topological(m->graph));
+  CHECK(uses_counted(m->graph));
   for (int k = 0; k < n_out; k++) {
     o2m_type_text(&m->graph->output_values[k]->type, after, sizeof(after));
     if (strcmp(before[k], after)) fprintf(stderr, "%s: output %d was %s, is %s\n", e->model, k, before[k], after);

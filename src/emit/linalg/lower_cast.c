@@ -24,12 +24,15 @@ static MlirValue float_to_float(lw_ctx *cx, MlirValue v, int from_bits, int to_b
   return conv(cx, from_bits < to_bits ? "arith.extf" : "arith.truncf", v, to);
 }
 
-/* float -> integer truncates toward zero; narrow targets go through i64
- * and wrap (what the reference's C conversion does on common hardware) */
+/* float -> integer truncates toward zero. Narrow targets convert to a
+ * wider signed integer and wrap, as numpy does on x86 (so -1.0 -> uint8
+ * is 255): signed and 8/16-bit targets through i32, uint32 through i64. */
 static MlirValue float_to_int(lw_ctx *cx, MlirValue v, o2m_dtype to, MlirType to_type) {
   int bits = o2m_dtype_bits(to);
   if (bits == 64) return conv(cx, lw_dtype_is_signed(to) ? "arith.fptosi" : "arith.fptoui", v, to_type);
-  return conv(cx, "arith.trunci", conv(cx, "arith.fptosi", v, lw_type(cx, "i64")), to_type);
+  const char *via = lw_dtype_is_unsigned(to) && bits == 32 ? "i64" : "i32";
+  MlirValue wide = conv(cx, "arith.fptosi", v, lw_type(cx, via));
+  return mlirTypeEqual(mlirValueGetType(wide), to_type) ? wide : conv(cx, "arith.trunci", wide, to_type);
 }
 
 static MlirValue int_to_int(lw_ctx *cx, MlirValue v, o2m_dtype from, o2m_dtype to, MlirType to_type) {
@@ -57,11 +60,8 @@ MlirValue lw_scalar_cast(lw_ctx *cx, MlirValue v, o2m_dtype from, o2m_dtype to) 
     return mlirValueIsNull(v) ? v : lw_lowp_encode(cx, v, to, saturate, round_mode);
   }
   int from_float = lw_dtype_is_float(from), to_float = lw_dtype_is_float(to);
-  /* bool bits are 8 in storage, but i1 here */
-  int from_bits = from == O2M_DT_BOOL ? 1 : o2m_dtype_bits(from);
-  int to_bits = to == O2M_DT_BOOL ? 1 : o2m_dtype_bits(to);
   if (to == O2M_DT_BOOL) return nonzero(cx, v, from_float);
-  if (from_float && to_float) return float_to_float(cx, v, from_bits, to_bits, to_type);
+  if (from_float && to_float) return float_to_float(cx, v, o2m_dtype_bits(from), o2m_dtype_bits(to), to_type);
   if (from_float) return float_to_int(cx, v, to, to_type);
   if (to_float) return conv(cx, lw_dtype_is_signed(from) ? "arith.sitofp" : "arith.uitofp", v, to_type);
   if (from == O2M_DT_BOOL) return conv(cx, "arith.extui", v, to_type);
@@ -95,3 +95,31 @@ o2m_status lw_lower_cast(lw_ctx *cx) {
   return s ? s : lw_set_out(cx, 0, y);
 }
 
+
+/* ---- BitCast -------------------------------------------------------------- */
+
+/* the bits of input 0 read as output 0's dtype (same width); bool, one
+ * byte in ONNX, is i1 here: it widens to 0/1 and narrows as != 0 */
+static o2m_status bitcast_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
+  const cast_dtypes *d = user;
+  MlirType to = lw_elem_type(cx, d->to);
+  if (d->from == O2M_DT_BOOL || d->to == O2M_DT_BOOL)
+    *result = d->to == O2M_DT_BOOL ? nonzero(cx, args[0], 0) : conv(cx, "arith.extui", args[0], to);
+  else
+    *result = conv(cx, "arith.bitcast", args[0], to);
+  return lw_value_status(cx, *result);
+}
+
+o2m_status lw_lower_bitcast(lw_ctx *cx) {
+  cast_dtypes d = {lw_in_type(cx, 0)->elem, lw_out_type(cx, 0)->elem};
+  MlirValue x = lw_in(cx, 0);
+  MlirType from = lw_elem_type(cx, d.from), to = lw_elem_type(cx, d.to);
+  if (mlirValueIsNull(x) || mlirTypeIsNull(from) || mlirTypeIsNull(to))
+    return lw_unsupported(cx, "bitcast from %s to %s is not lowered", o2m_dtype_name(d.from), o2m_dtype_name(d.to));
+  if (o2m_dtype_bits(d.from) != o2m_dtype_bits(d.to))
+    return lw_error(cx, "bitcast from %s to %s changes the bit width", o2m_dtype_name(d.from), o2m_dtype_name(d.to));
+  if (mlirTypeEqual(from, to)) return lw_set_out(cx, 0, x);
+  MlirValue y;
+  o2m_status s = lw_broadcast(cx, 1, &x, lw_out_type(cx, 0), to, bitcast_body, &d, &y);
+  return s ? s : lw_set_out(cx, 0, y);
+}

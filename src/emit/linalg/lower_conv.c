@@ -34,11 +34,6 @@ typedef struct conv_plan {
   MlirValue offset, mask; /* DeformConv: its input x is sampled, not read by a map */
 } conv_plan;
 
-static int64_t static_dim(MlirValue v, int k) {
-  MlirType t = mlirValueGetType(v);
-  return mlirShapedTypeIsDynamicDim(t, k) ? -1 : mlirShapedTypeGetDimSize(t, k);
-}
-
 /* ---- the accumulator ------------------------------------------------------------ */
 
 typedef struct cast_user {
@@ -317,7 +312,7 @@ static o2m_status conv_operands(lw_ctx *cx, MlirValue *x, MlirValue *w, MlirValu
   if (rank < 3 || rank - 2 > LW_MAX_SPATIAL || mlirShapedTypeGetRank(mlirValueGetType(*w)) != rank)
     return lw_unsupported(cx, "input of rank %d with a weight of rank %d", rank,
                           (int)mlirShapedTypeGetRank(mlirValueGetType(*w)));
-  for (int i = 0; i < rank - 2; i++) kernel[i] = static_dim(*w, 2 + i);
+  for (int i = 0; i < rank - 2; i++) kernel[i] = lw_static_dim(*w, 2 + i);
   p->groups = lw_attr_int(cx, "group", 1);
   if (p->groups < 1) return lw_error(cx, "group %lld is not positive", (long long)p->groups);
   return O2M_OK;
@@ -333,8 +328,8 @@ o2m_status lw_lower_conv(lw_ctx *cx) {
   if (p.groups == 1 && p.win.n <= 3) {
     s = named_conv(cx, &p, x, w, b, &y);
   } else {
-    int64_t m = static_dim(w, 0);
-    p.in_per_group = static_dim(w, 1);
+    int64_t m = lw_static_dim(w, 0);
+    p.in_per_group = lw_static_dim(w, 1);
     if (m < 0 || p.in_per_group < 0 || m % p.groups)
       return lw_unsupported(cx, "grouped convolution with a weight of dynamic or uneven shape");
     p.out_per_group = m / p.groups;
@@ -361,8 +356,8 @@ o2m_status lw_lower_deform_conv(lw_ctx *cx) {
   for (int i = 2; i < 5; i++)
     if (lw_in_present(cx, i) && lw_in_type(cx, i)->elem != p.dtype) return lw_error(cx, "operands of different dtypes");
   if (!lw_dtype_is_float(p.dtype)) return lw_unsupported(cx, "DeformConv of %s", o2m_dtype_name(p.dtype));
-  int64_t m = static_dim(w, 0);
-  p.in_per_group = static_dim(w, 1);
+  int64_t m = lw_static_dim(w, 0);
+  p.in_per_group = lw_static_dim(w, 1);
   if (m < 0 || p.in_per_group < 0 || m % p.groups || lw_attr_int(cx, "offset_group", 1) < 1)
     return lw_unsupported(cx, "deformable convolution with a weight of dynamic or uneven shape");
   p.out_per_group = m / p.groups;
@@ -419,8 +414,8 @@ o2m_status lw_lower_conv_transpose(lw_ctx *cx) {
   for (int i = 0; i < p.win.n; i++)
     if (kernel[i] != p.win.kernel[i])
       return lw_unsupported(cx, "kernel_shape differs from the weight's spatial dims");
-  int64_t c = static_dim(w, 0);
-  p.out_per_group = static_dim(w, 1);
+  int64_t c = lw_static_dim(w, 0);
+  p.out_per_group = lw_static_dim(w, 1);
   if (c < 0 || p.out_per_group < 0 || c % p.groups)
     return lw_unsupported(cx, "transposed convolution with a weight of dynamic or uneven shape");
   p.in_per_group = c / p.groups;
@@ -461,8 +456,8 @@ o2m_status lw_lower_causal_conv(lw_ctx *cx) {
   int silu = strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0;
   if (!silu && strcmp(act, "none")) return lw_error(cx, "unknown activation '%s'", act);
   MlirValue past = lw_in(cx, 3);
-  int64_t c = static_dim(w, 0);
-  if (mlirShapedTypeGetRank(mlirValueGetType(x)) != 3 || kernel[0] < 1 || c < 1 || static_dim(w, 1) != 1)
+  int64_t c = lw_static_dim(w, 0);
+  if (mlirShapedTypeGetRank(mlirValueGetType(x)) != 3 || kernel[0] < 1 || c < 1 || lw_static_dim(w, 1) != 1)
     return lw_unsupported(cx, "a weight that is not (C, 1, K) of static sizes");
   if (lw_in_present(cx, 3) && (mlirValueIsNull(past) || lw_in_type(cx, 3)->elem != p.dtype))
     return lw_error(cx, "past_state is not a tensor of the input's dtype");

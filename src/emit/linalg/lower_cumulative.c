@@ -5,7 +5,6 @@
  * (k < i exclusive; k >= i / k > i reverse). That is O(n^2) along the
  * axis, but a single op with no loop-carried state, valid for dynamic
  * dims. The axis input must be known at import. */
-#include <stdio.h>
 #include <string.h>
 
 #include "emit/linalg/lower_elementwise.h"
@@ -20,16 +19,10 @@ typedef struct scan_step {
   double identity;
 } scan_step;
 
-static MlirValue loop_index(lw_ctx *cx, int dim) {
-  char attrs[32];
-  snprintf(attrs, sizeof(attrs), "dim = %d : i64", dim);
-  return lw_op1(cx, "linalg.index", 0, NULL, lw_index_type(cx), attrs);
-}
-
 /* args: x at k, the accumulator */
 static o2m_status scan_body(lw_ctx *cx, const MlirValue *args, MlirValue *yields, void *user) {
   const scan_step *st = user;
-  MlirValue in_range = lw_cmpi(cx, st->predicate, loop_index(cx, st->axis), loop_index(cx, st->rank));
+  MlirValue in_range = lw_cmpi(cx, st->predicate, lw_loop_index_i64(cx, st->axis), lw_loop_index_i64(cx, st->rank));
   MlirValue term = lw_select(cx, in_range, args[0], lw_const_scalar(cx, st->dt, st->identity));
   o2m_dtype dts[2] = {st->dt, st->dt};
   MlirValue pair[2] = {args[1], term};

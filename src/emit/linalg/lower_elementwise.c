@@ -165,12 +165,8 @@ typedef struct clip_bounds {
 /* bound on one side: x beyond the bound ("Less" than min, "Greater" than
  * max) takes the bound; NaN stays NaN */
 static MlirValue clamp_side(lw_ctx *cx, const char *beyond, o2m_dtype dt, MlirValue x, MlirValue bound) {
-  o2m_dtype dts[2] = {dt, dt};
-  MlirValue pair[2] = {x, bound};
-  MlirValue c = lw_scalar_op(cx, beyond, dts, pair);
-  if (mlirValueIsNull(c)) return c;
-  MlirValue ops[3] = {c, bound, x};
-  return lw_op1(cx, "arith.select", 3, ops, mlirValueGetType(x), NULL);
+  MlirValue c = lw_scalar_op2(cx, beyond, dt, x, bound);
+  return mlirValueIsNull(c) ? c : lw_select(cx, c, bound, x);
 }
 
 static o2m_status clip_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {

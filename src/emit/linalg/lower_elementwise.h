@@ -26,7 +26,8 @@ typedef o2m_status (*lw_scalar_fn)(lw_ctx *cx, const MlirValue *args,
  *   read): its static dims are used as they are, each dynamic dim is
  *   taken (tensor.dim) from an input whose dim there is not a static 1.
  * A dynamic input dim is assumed to be the output's size (never a runtime
- * 1 broadcast). `body` receives the n_in input scalars. */
+ * 1 broadcast). An input that is not a tensor (a scalar value) is handed
+ * to every iteration. `body` receives the n_in input scalars. */
 o2m_status lw_broadcast(lw_ctx *cx, int n_in, const MlirValue *ins,
                         const o2m_type *shape, MlirType elem,
                         lw_scalar_fn body, void *user, MlirValue *result);
@@ -40,6 +41,11 @@ o2m_status lw_broadcast(lw_ctx *cx, int n_in, const MlirValue *ins,
  * the diag filled (lw_unsupported for a dtype the op does not take). */
 MlirValue lw_scalar_op(lw_ctx *cx, const char *op, const o2m_dtype *dtypes,
                        const MlirValue *args);
+/* lw_scalar_op with every operand of dtype dt; a null operand gives a
+ * null result (so calls nest). */
+MlirValue lw_scalar_op1(lw_ctx *cx, const char *op, o2m_dtype dt, MlirValue a);
+MlirValue lw_scalar_op2(lw_ctx *cx, const char *op, o2m_dtype dt, MlirValue a,
+                        MlirValue b);
 /* The number of operands of a scalar op of that table (0: not in it). */
 int lw_scalar_op_arity(const char *op);
 
@@ -57,6 +63,10 @@ enum { LW_I_EQ = 0, LW_I_NE = 1, LW_I_SLT = 2, LW_I_SLE = 3, LW_I_SGT = 4,
 MlirValue lw_cmpf(lw_ctx *cx, int predicate, MlirValue a, MlirValue b);
 MlirValue lw_cmpi(lw_ctx *cx, int predicate, MlirValue a, MlirValue b);
 MlirValue lw_select(lw_ctx *cx, MlirValue cond, MlirValue a, MlirValue b);
+
+/* linalg.index of loop `dim` inside a linalg.generic body, as an i64
+ * (arith.index_cast). */
+MlirValue lw_loop_index_i64(lw_ctx *cx, int dim);
 
 /* A scalar constant of an MLIR element type (float or integer). */
 MlirValue lw_scalar_const(lw_ctx *cx, MlirType type, double v);

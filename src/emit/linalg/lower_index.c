@@ -37,6 +37,17 @@ typedef struct gather_plan {
   lw_ix dims[LW_MAX_RANK]; /* of data */
 } gather_plan;
 
+/* The plan of data in[0] and indices in[1]. */
+static gather_plan gather_plan_of(lw_ctx *cx, const MlirValue *in) {
+  gather_plan p = {.data = in[0],
+                   .indices = in[1],
+                   .idt = lw_in_type(cx, 1)->elem,
+                   .q = lw_rank(in[1]),
+                   .r = lw_rank(in[0])};
+  for (int k = 0; k < p.r; k++) p.dims[k] = lw_ix_dim(cx, p.data, k);
+  return p;
+}
+
 /* Gather: out[a.., i.., b..] = data[a.., indices[i..], b..] */
 static o2m_status gather_body(lw_ctx *cx, const MlirValue *idx, const MlirValue *args,
                               MlirValue *out, void *user) {
@@ -54,17 +65,12 @@ o2m_status lw_lower_gather(lw_ctx *cx) {
   MlirValue in[2];
   o2m_status s = lw_inputs(cx, 2, in);
   if (s) return s;
-  gather_plan p = {.data = in[0],
-                   .indices = in[1],
-                   .idt = lw_in_type(cx, 1)->elem,
-                   .q = lw_rank(in[1]),
-                   .r = lw_rank(in[0])};
+  gather_plan p = gather_plan_of(cx, in);
   p.axis = lw_norm_axis(cx, lw_attr_int(cx, "axis", 0), p.r);
   int n = p.r + p.q - 1, exprs[LW_MAX_RANK];
   if (p.axis < 0) return O2M_ERR_INVALID;
   if (n > LW_MAX_RANK) return lw_unsupported(cx, "rank above %d", LW_MAX_RANK);
   lw_ix dims[LW_MAX_RANK];
-  for (int k = 0; k < p.r; k++) p.dims[k] = lw_ix_dim(cx, p.data, k);
   for (int k = 0; k < n; k++)
     dims[k] = k < p.axis         ? p.dims[k]
               : k < p.axis + p.q ? lw_ix_dim(cx, p.indices, k - p.axis)
@@ -89,17 +95,12 @@ o2m_status lw_lower_gather_elements(lw_ctx *cx) {
   MlirValue in[2];
   o2m_status s = lw_inputs(cx, 2, in);
   if (s) return s;
-  gather_plan p = {.data = in[0],
-                   .indices = in[1],
-                   .idt = lw_in_type(cx, 1)->elem,
-                   .q = lw_rank(in[1]),
-                   .r = lw_rank(in[0])};
+  gather_plan p = gather_plan_of(cx, in);
   p.axis = lw_norm_axis(cx, lw_attr_int(cx, "axis", 0), p.r);
   if (p.axis < 0) return O2M_ERR_INVALID;
   if (p.q != p.r) return lw_error(cx, "indices has rank %d, data rank %d", p.q, p.r);
   lw_ix dims[LW_MAX_RANK];
-  for (int k = 0; k < p.r; k++)
-    p.dims[k] = lw_ix_dim(cx, p.data, k), dims[k] = lw_ix_dim(cx, p.indices, k);
+  for (int k = 0; k < p.r; k++) dims[k] = lw_ix_dim(cx, p.indices, k);
   MlirAttribute map = lw_identity_map(cx, p.r);
   return gather_out(cx, p.r, dims, 1, &p.indices, &map, gather_elements_body, &p);
 }
@@ -125,11 +126,7 @@ o2m_status lw_lower_gather_nd(lw_ctx *cx) {
   MlirValue in[2];
   o2m_status s = lw_inputs(cx, 2, in);
   if (s) return s;
-  gather_plan p = {.data = in[0],
-                   .indices = in[1],
-                   .idt = lw_in_type(cx, 1)->elem,
-                   .q = lw_rank(in[1]),
-                   .r = lw_rank(in[0])};
+  gather_plan p = gather_plan_of(cx, in);
   p.batch = (int)lw_attr_int(cx, "batch_dims", 0);
   lw_ix last = p.q > 0 ? lw_ix_dim(cx, p.indices, p.q - 1) : lw_ix_c(-1);
   if (!lw_ix_is_const(last)) return lw_unsupported(cx, "the last dim of indices is not static");
@@ -141,7 +138,6 @@ o2m_status lw_lower_gather_nd(lw_ctx *cx) {
   int n = 0;
   if (p.q - 1 + p.r - p.batch - p.k > LW_MAX_RANK)
     return lw_unsupported(cx, "rank above %d", LW_MAX_RANK);
-  for (int k = 0; k < p.r; k++) p.dims[k] = lw_ix_dim(cx, p.data, k);
   for (int k = 0; k < p.q - 1; k++) dims[n++] = lw_ix_dim(cx, p.indices, k);
   for (int t = p.batch + p.k; t < p.r; t++) dims[n++] = p.dims[t];
   return gather_out(cx, n, dims, 0, NULL, NULL, gather_nd_body, &p);
@@ -151,22 +147,20 @@ o2m_status lw_lower_gather_nd(lw_ctx *cx) {
 
 typedef struct bcast_plan {
   MlirValue x;
-  int r, lead;               /* rank of x; output dims before x's first */
-  lw_ix dims[LW_MAX_RANK];   /* of x */
-  char runtime[LW_MAX_RANK]; /* x's dim may be 1 at runtime against a larger output */
-  lw_ix reps[LW_MAX_RANK];   /* Tile */
+  int r, lead;             /* rank of x; output dims before x's first */
+  lw_ix dims[LW_MAX_RANK]; /* of x */
+  lw_ix reps[LW_MAX_RANK]; /* Tile */
 } bcast_plan;
 
-/* Expand with a dim that may or may not broadcast at runtime. */
+/* Expand with a dim that may or may not broadcast at runtime: reads
+ * index 0 where x's dim is 1 (a test that folds for static dims). */
 static o2m_status expand_body(lw_ctx *cx, const MlirValue *idx, const MlirValue *args,
                               MlirValue *out, void *user) {
   const bcast_plan *p = user;
   MlirValue src[LW_MAX_RANK];
   for (int k = 0; k < p->r; k++) {
-    lw_ix i = lw_ix_v(idx[k + p->lead]);
-    if (p->runtime[k])
-      i = lw_ix_select(cx, lw_ix_bin(cx, LW_IX_EQ, p->dims[k], lw_ix_c(1)), lw_ix_c(0), i);
-    src[k] = lw_ix_value(cx, i);
+    lw_ix unit = lw_ix_bin(cx, LW_IX_EQ, p->dims[k], lw_ix_c(1));
+    src[k] = lw_ix_value(cx, lw_ix_select(cx, unit, lw_ix_c(0), lw_ix_v(idx[k + p->lead])));
   }
   *out = lw_extract(cx, p->x, src);
   return O2M_OK;
@@ -202,11 +196,13 @@ o2m_status lw_lower_expand(lw_ctx *cx) {
     int in_one = lw_ix_is_const(p.dims[k]) && p.dims[k].c == 1;
     int equal = same_sym ||
                 (lw_ix_is_const(p.dims[k]) && lw_ix_is_const(dims[l]) && p.dims[k].c == dims[l].c);
-    p.runtime[k] = !in_one && !equal;
-    any_runtime |= p.runtime[k];
+    any_runtime |= !in_one && !equal; /* x's dim may be 1 at runtime, below the output's */
     exprs[k] = in_one ? -1 : l;
   }
   if (any_runtime) return gather_out(cx, rank, dims, 0, NULL, NULL, expand_body, &p);
+  MlirType out_type = lw_tensor_type(cx, out_t);
+  if (!mlirTypeIsNull(out_type) && mlirTypeEqual(out_type, mlirValueGetType(p.x)))
+    return lw_set_out(cx, 0, p.x); /* nothing broadcasts */
   MlirAttribute map = lw_affine_map(cx, rank, p.r, exprs);
   return gather_out(cx, rank, dims, 1, &p.x, &map, lw_copy_body, NULL);
 }
@@ -289,12 +285,13 @@ static o2m_status pad_body(lw_ctx *cx, const MlirValue *idx, const MlirValue *ar
   MlirValue src[LW_MAX_RANK] = {{NULL}};
   lw_ix inside = lw_ix_c(1);
   for (int k = 0; k < p->r; k++) src[k] = pad_source(cx, p, k, idx[k], &inside);
-  *out = lw_extract(cx, p->x, src);
-  if (!(lw_ix_is_const(inside) && inside.c)) {
-    MlirValue value =
-        mlirValueIsNull(p->value) ? lw_const_scalar(cx, lw_out_type(cx, 0)->elem, 0) : p->value;
-    *out = lw_ix_is_const(inside) ? value : lw_select(cx, inside.v, *out, value);
+  if (lw_ix_is_const(inside) && inside.c) {
+    *out = lw_extract(cx, p->x, src);
+    return O2M_OK;
   }
+  MlirValue value =
+      mlirValueIsNull(p->value) ? lw_const_scalar(cx, lw_out_type(cx, 0)->elem, 0) : p->value;
+  *out = lw_ix_is_const(inside) ? value : lw_select(cx, inside.v, lw_extract(cx, p->x, src), value);
   return O2M_OK;
 }
 
@@ -326,9 +323,8 @@ o2m_status lw_lower_pad(lw_ctx *cx) {
   if (mlirValueIsNull(p.x)) return lw_error(cx, "input 0 is missing");
   p.r = lw_rank(p.x);
   const char *mode = lw_attr_string(cx, "mode", "constant");
-  for (p.mode = PAD_CONSTANT; p.mode < PAD_MODE_COUNT && strcmp(pad_modes[p.mode], mode);
-       p.mode++) {
-  }
+  p.mode = PAD_CONSTANT;
+  while (p.mode < PAD_MODE_COUNT && strcmp(pad_modes[p.mode], mode)) p.mode++;
   if (p.mode == PAD_MODE_COUNT) return lw_error(cx, "unknown mode '%s'", mode);
   lw_ix *pads, *axes = NULL, after[LW_MAX_RANK], dims[LW_MAX_RANK];
   int n = lw_in_ixs(cx, 1, &pads);
@@ -526,15 +522,19 @@ typedef struct reverse_plan {
   MlirValue x, lens;
   o2m_dtype dt;
   int r, batch, time;
+  lw_ix steps; /* the time dim */
 } reverse_plan;
 
-/* ReverseSequence: along time, the first lens[b] elements reversed. */
+/* ReverseSequence: along time, the first lens[b] elements reversed
+ * (lens clamped to the time dim). */
 static o2m_status reverse_body(lw_ctx *cx, const MlirValue *idx, const MlirValue *args,
                                MlirValue *out, void *user) {
   const reverse_plan *p = user;
   MlirValue src[LW_MAX_RANK];
   lw_ix t = lw_ix_v(idx[p->time]);
-  lw_ix len = lw_ix_v(lw_scalar_to_index(cx, lw_extract(cx, p->lens, &idx[p->batch]), p->dt));
+  lw_ix len = lw_ix_bin(
+      cx, LW_IX_MIN,
+      lw_ix_v(lw_scalar_to_index(cx, lw_extract(cx, p->lens, &idx[p->batch]), p->dt)), p->steps);
   lw_ix back = lw_ix_bin(cx, LW_IX_SUB, lw_ix_bin(cx, LW_IX_SUB, len, lw_ix_c(1)), t);
   for (int k = 0; k < p->r; k++) src[k] = idx[k];
   src[p->time] = lw_ix_value(cx, lw_ix_select(cx, lw_ix_bin(cx, LW_IX_LT, t, len), back, t));
@@ -553,5 +553,6 @@ o2m_status lw_lower_reverse_sequence(lw_ctx *cx) {
   if (p.time == p.batch) return lw_error(cx, "batch_axis and time_axis are the same");
   lw_ix dims[LW_MAX_RANK];
   for (int k = 0; k < p.r; k++) dims[k] = lw_ix_dim(cx, p.x, k);
+  p.steps = dims[p.time];
   return gather_out(cx, p.r, dims, 0, NULL, NULL, reverse_body, &p);
 }

@@ -36,17 +36,12 @@ typedef struct label_info {
   int in, dim;
 } label_info;
 
-static int64_t static_dim(MlirValue v, int k) {
-  MlirType t = mlirValueGetType(v);
-  return mlirShapedTypeIsDynamicDim(t, k) ? -1 : mlirShapedTypeGetDimSize(t, k);
-}
-
 static void collect_labels(const contraction *c, label_info *info) {
   memset(info, 0, sizeof(label_info) * MAX_LABELS);
   for (int i = 0; i < c->n_in; i++)
     for (int j = 0; j < c->rank[i]; j++) {
       label_info *l = &info[c->labels[i][j]];
-      int64_t s = static_dim(c->ins[i], j);
+      int64_t s = lw_static_dim(c->ins[i], j);
       if (!l->present) *l = (label_info){1, 0, s, i, j};
       else if ((l->size == 1 && s != 1) || (l->size < 0 && s > 1)) l->size = s, l->in = i, l->dim = j;
     }
@@ -100,7 +95,7 @@ static o2m_status contract(lw_ctx *cx, const contraction *c, o2m_dtype acc, Mlir
     int exprs[MAX_LABELS];
     for (int j = 0; j < c->rank[i]; j++) {
       const label_info *l = &info[c->labels[i][j]];
-      exprs[j] = static_dim(c->ins[i], j) == 1 && l->size != 1 ? -1 : l->loop;
+      exprs[j] = lw_static_dim(c->ins[i], j) == 1 && l->size != 1 ? -1 : l->loop;
     }
     maps[i] = lw_affine_map(cx, n_loops, c->rank[i], exprs);
   }
@@ -135,13 +130,13 @@ static int named_matmul(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dtype, M
   MlirType ta = mlirValueGetType(a), tb = mlirValueGetType(b);
   int rank = (int)mlirShapedTypeGetRank(ta);
   if (rank != mlirShapedTypeGetRank(tb) || (rank != 2 && rank != 3)) return 0;
-  if (rank == 3 && (static_dim(a, 0) != static_dim(b, 0) || static_dim(a, 0) == 1)) return 0;
+  if (rank == 3 && (lw_static_dim(a, 0) != lw_static_dim(b, 0) || lw_static_dim(a, 0) == 1)) return 0;
   o2m_dtype acc = lw_accumulator_dtype(dtype);
   int64_t sizes[3];
   MlirValue dims[3];
   for (int k = 0; k < rank; k++) {
     MlirValue src = k == rank - 1 ? b : a;
-    sizes[k] = static_dim(src, k);
+    sizes[k] = lw_static_dim(src, k);
     dims[k] = sizes[k] < 0 ? lw_dim(cx, src, k) : (MlirValue){NULL};
   }
   MlirType out_type = lw_tensor_type_of(cx, acc, rank, sizes);

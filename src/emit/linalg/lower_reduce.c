@@ -186,16 +186,6 @@ typedef struct reduce_step {
   MlirValue count; /* POST_MEAN: the divisor */
 } reduce_step;
 
-static MlirValue op1(lw_ctx *cx, const char *op, o2m_dtype dt, MlirValue a) {
-  return lw_scalar_op(cx, op, &dt, &a);
-}
-
-static MlirValue op2(lw_ctx *cx, const char *op, o2m_dtype dt, MlirValue a, MlirValue b) {
-  o2m_dtype dts[2] = {dt, dt};
-  MlirValue args[2] = {a, b};
-  return mlirValueIsNull(a) || mlirValueIsNull(b) ? (MlirValue){NULL} : lw_scalar_op(cx, op, dts, args);
-}
-
 /* args: x, [the max of LogSumExp], the accumulator */
 static o2m_status reduce_elem(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
   const reduce_step *st = user;
@@ -204,15 +194,15 @@ static o2m_status reduce_elem(lw_ctx *cx, const MlirValue *args, MlirValue *resu
   MlirValue x = lw_scalar_cast(cx, args[0], st->in_dt, dt), acc = args[shifted ? 2 : 1];
   if (mlirValueIsNull(x)) return lw_value_status(cx, x);
   switch (st->row->pre) {
-  case PRE_ABS: x = op1(cx, "Abs", dt, x); break;
-  case PRE_SQUARE: x = op2(cx, "Mul", dt, x, x); break;
+  case PRE_ABS: x = lw_scalar_op1(cx, "Abs", dt, x); break;
+  case PRE_SQUARE: x = lw_scalar_op2(cx, "Mul", dt, x, x); break;
   case PRE_NO_INF:
-    if (lw_dtype_is_float(dt)) x = lw_select(cx, op1(cx, "IsInf", dt, x), lw_extreme_const(cx, dt, 0), x);
+    if (lw_dtype_is_float(dt)) x = lw_select(cx, lw_scalar_op1(cx, "IsInf", dt, x), lw_extreme_const(cx, dt, 0), x);
     break;
-  case PRE_EXP_SHIFTED: x = op1(cx, "Exp", dt, op2(cx, "Sub", dt, x, args[1])); break;
+  case PRE_EXP_SHIFTED: x = lw_scalar_op1(cx, "Exp", dt, lw_scalar_op2(cx, "Sub", dt, x, args[1])); break;
   default: break;
   }
-  *result = op2(cx, st->row->combine, dt, acc, x);
+  *result = lw_scalar_op2(cx, st->row->combine, dt, acc, x);
   return lw_value_status(cx, *result);
 }
 
@@ -222,10 +212,10 @@ static o2m_status reduce_post(lw_ctx *cx, const MlirValue *args, MlirValue *resu
   o2m_dtype dt = st->acc_dt;
   MlirValue v = args[0];
   switch (st->row->post) {
-  case POST_MEAN: v = op2(cx, "Div", dt, v, st->count); break;
-  case POST_SQRT: v = op1(cx, "Sqrt", dt, v); break;
-  case POST_LOG: v = op1(cx, "Log", dt, v); break;
-  case POST_LOG_PLUS_MAX: v = op2(cx, "Add", dt, op1(cx, "Log", dt, v), args[1]); break;
+  case POST_MEAN: v = lw_scalar_op2(cx, "Div", dt, v, st->count); break;
+  case POST_SQRT: v = lw_scalar_op1(cx, "Sqrt", dt, v); break;
+  case POST_LOG: v = lw_scalar_op1(cx, "Log", dt, v); break;
+  case POST_LOG_PLUS_MAX: v = lw_scalar_op2(cx, "Add", dt, lw_scalar_op1(cx, "Log", dt, v), args[1]); break;
   default: break;
   }
   *result = mlirValueIsNull(v) ? v : lw_scalar_cast(cx, v, dt, st->out_dt);
@@ -317,10 +307,7 @@ typedef struct arg_step {
 static o2m_status arg_body(lw_ctx *cx, const MlirValue *args, MlirValue *yields, void *user) {
   const arg_step *st = user;
   MlirValue x = args[0], best = args[1];
-  char attrs[32];
-  snprintf(attrs, sizeof(attrs), "dim = %d : i64", st->axis);
-  MlirValue i = lw_op1(cx, "linalg.index", 0, NULL, lw_index_type(cx), attrs);
-  i = lw_op1(cx, "arith.index_cast", 1, &i, lw_type(cx, "i64"), NULL);
+  MlirValue i = lw_loop_index_i64(cx, st->axis);
   MlirValue take;
   if (lw_dtype_is_float(st->dt)) {
     if (st->last) /* x is NaN, or x >= best (false once best is NaN) */

@@ -64,6 +64,13 @@ MlirValue lw_select(lw_ctx *cx, MlirValue c, MlirValue a, MlirValue b) {
   return lw_op1(cx, "arith.select", 3, ops, type_of(a), NULL);
 }
 
+MlirValue lw_loop_index_i64(lw_ctx *cx, int dim) {
+  char attrs[32];
+  snprintf(attrs, sizeof(attrs), "dim = %d : i64", dim);
+  MlirValue i = lw_op1(cx, "linalg.index", 0, NULL, lw_index_type(cx), attrs);
+  return lw_op1(cx, "arith.index_cast", 1, &i, lw_type(cx, "i64"), NULL);
+}
+
 static MlirValue fexp(lw_ctx *cx, MlirValue x) { return un(cx, "math.exp", x); }
 static MlirValue fadd(lw_ctx *cx, MlirValue a, MlirValue b) { return bin(cx, "arith.addf", a, b); }
 static MlirValue fsub(lw_ctx *cx, MlirValue a, MlirValue b) { return bin(cx, "arith.subf", a, b); }
@@ -239,23 +246,37 @@ static MlirValue prelu(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
   return lw_select(cx, pos, x, scaled);
 }
 
-/* An integer divisor with 0 replaced by 1, so that division never traps
- * (the quotient of a division by zero is then fixed by the caller). */
-static MlirValue safe_divisor(lw_ctx *cx, MlirValue b, MlirValue *is_zero) {
-  *is_zero = lw_cmpi(cx, LW_I_EQ, b, k(cx, b, 0));
-  return lw_select(cx, *is_zero, k(cx, b, 1), b);
+/* An integer divisor that never traps: 0 (and -1 for signed types, as
+ * INT_MIN / -1 overflows) replaced by 1; the caller fixes those cases up
+ * with the returned flags. */
+typedef struct divisor {
+  MlirValue value, is_zero, is_minus_one; /* is_minus_one: signed only */
+} divisor;
+
+static divisor safe_divisor(lw_ctx *cx, MlirValue b, int is_signed) {
+  divisor d = {b, lw_cmpi(cx, LW_I_EQ, b, k(cx, b, 0)), {NULL}};
+  MlirValue one = k(cx, b, 1);
+  d.value = lw_select(cx, d.is_zero, one, b);
+  if (is_signed) {
+    d.is_minus_one = lw_cmpi(cx, LW_I_EQ, b, k(cx, b, -1));
+    d.value = lw_select(cx, d.is_minus_one, one, d.value);
+  }
+  return d;
 }
 
-/* integer Div truncates toward zero; x / 0 gives 0 instead of a trap */
+/* integer Div truncates toward zero; x / -1 is -x (wrapping); x / 0 gives
+ * 0 instead of a trap */
 static MlirValue int_div(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
-  MlirValue zero_divisor, b = safe_divisor(cx, a[1], &zero_divisor);
-  MlirValue q = bin(cx, lw_dtype_is_signed(dt[0]) ? "arith.divsi" : "arith.divui", a[0], b);
-  return lw_select(cx, zero_divisor, k(cx, q, 0), q);
+  int is_signed = lw_dtype_is_signed(dt[0]);
+  divisor d = safe_divisor(cx, a[1], is_signed);
+  MlirValue q = bin(cx, is_signed ? "arith.divsi" : "arith.divui", a[0], d.value);
+  if (is_signed) q = lw_select(cx, d.is_minus_one, bin(cx, "arith.subi", k(cx, q, 0), a[0]), q);
+  return lw_select(cx, d.is_zero, k(cx, q, 0), q);
 }
 
 /* Mod: fmod = 1 is C's fmod (the dividend's sign); fmod = 0 is Python's %
  * for integers (the divisor's sign) and, as the reference does, fmod with
- * NaN replaced by 0 for floats. x mod 0 is 0 for integers. */
+ * NaN replaced by 0 for floats. x mod 0 is 0 for integers (numpy's). */
 static MlirValue mod(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
   int c = dtype_class(dt[0]);
   int fmod_mode = attr_i(cx, "fmod", 0) != 0;
@@ -263,20 +284,18 @@ static MlirValue mod(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
     MlirValue r = bin(cx, "arith.remf", a[0], a[1]);
     return fmod_mode ? r : lw_select(cx, lw_cmpf(cx, LW_F_UNO, r, r), k(cx, r, 0), r);
   }
-  MlirValue zero_divisor, b = safe_divisor(cx, a[1], &zero_divisor);
-  MlirValue zero = k(cx, b, 0);
-  if (c == SC_UNSIGNED) {
-    MlirValue r = bin(cx, "arith.remui", a[0], b);
-    return lw_select(cx, zero_divisor, zero, r);
-  }
-  MlirValue r = bin(cx, "arith.remsi", a[0], b);
+  divisor d = safe_divisor(cx, a[1], c == SC_SIGNED);
+  MlirValue zero = k(cx, a[1], 0);
+  if (c == SC_UNSIGNED) return lw_select(cx, d.is_zero, zero, bin(cx, "arith.remui", a[0], d.value));
+  /* with -1 replaced by 1 the remainder is 0, as it should be */
+  MlirValue r = bin(cx, "arith.remsi", a[0], d.value);
   if (!fmod_mode) {
     /* r != 0 and sign(r) != sign(b): r += b */
-    MlirValue differ = lw_cmpi(cx, LW_I_SLT, bin(cx, "arith.xori", r, b), zero);
+    MlirValue differ = lw_cmpi(cx, LW_I_SLT, bin(cx, "arith.xori", r, a[1]), zero);
     MlirValue fix = bin(cx, "arith.andi", lw_cmpi(cx, LW_I_NE, r, zero), differ);
-    r = lw_select(cx, fix, bin(cx, "arith.addi", r, b), r);
+    r = lw_select(cx, fix, bin(cx, "arith.addi", r, a[1]), r);
   }
-  return lw_select(cx, zero_divisor, zero, r);
+  return lw_select(cx, d.is_zero, zero, r);
 }
 
 /* Pow(base, exponent): the result has the base's dtype. Float bases use
@@ -309,10 +328,6 @@ static MlirValue bit_shift(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) 
   MlirValue shifted = bin(cx, left ? "arith.shli" : "arith.shrui", a[0], a[1]);
   MlirValue width = k(cx, a[1], o2m_dtype_bits(dt[0]));
   return lw_select(cx, lw_cmpi(cx, LW_I_UGE, a[1], width), k(cx, shifted, 0), shifted);
-}
-
-static MlirValue where(lw_ctx *cx, const o2m_dtype *dt, const MlirValue *a) {
-  return lw_select(cx, a[0], a[1], a[2]);
 }
 
 /* ---- the table ---------------------------------------------------------------- */
@@ -399,7 +414,7 @@ static const sc_row rows[] = {
     {"Less", 2, {CMP("arith.cmpf", 4), CMP("arith.cmpi", 2), CMP("arith.cmpi", 6)}},
     {"LessOrEqual", 2, {CMP("arith.cmpf", 5), CMP("arith.cmpi", 3), CMP("arith.cmpi", 7)}},
     /* ternary: the class is the values' (input 1) */
-    ALL("Where", 3, where),
+    {"Where", 3, {OP("arith.select"), OP("arith.select"), OP("arith.select")}},
 };
 
 #undef P
@@ -453,9 +468,21 @@ MlirValue lw_scalar_op(lw_ctx *cx, const char *op, const o2m_dtype *dtypes, cons
   if (impl && impl->op && !impl->op[0]) return args[0];
   if (impl && impl->op) {
     int compare = strncmp(impl->op, "arith.cmp", 9) == 0;
-    MlirType result = compare ? lw_type(cx, "i1") : type_of(args[0]);
+    /* comparisons give i1; the others the type of their last operand
+     * (Where's values; the same as the first for arithmetic) */
+    MlirType result = compare ? lw_type(cx, "i1") : type_of(args[r->arity - 1]);
     return lw_op1(cx, impl->op, r->arity, args, result, impl->attrs);
   }
   lw_unsupported(cx, "%s of %s is not lowered", op, o2m_dtype_name(dt));
   return (MlirValue){NULL};
+}
+
+MlirValue lw_scalar_op1(lw_ctx *cx, const char *op, o2m_dtype dt, MlirValue a) {
+  return mlirValueIsNull(a) ? a : lw_scalar_op(cx, op, &dt, &a);
+}
+
+MlirValue lw_scalar_op2(lw_ctx *cx, const char *op, o2m_dtype dt, MlirValue a, MlirValue b) {
+  o2m_dtype dts[2] = {dt, dt};
+  MlirValue args[2] = {a, b};
+  return mlirValueIsNull(a) || mlirValueIsNull(b) ? (MlirValue){NULL} : lw_scalar_op(cx, op, dts, args);
 }

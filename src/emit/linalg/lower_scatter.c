@@ -7,9 +7,9 @@
  * reference (the last write wins, reductions accumulate). Indices read
  * from data are made non-negative and clamped into range.
  */
-#include <stdio.h>
 #include <string.h>
 
+#include "emit/linalg/lower_elementwise.h"
 #include "emit/linalg/lower_shape.h"
 
 /* ---- loop nests ------------------------------------------------------------------ */
@@ -181,11 +181,9 @@ static lw_ix kept(lw_ctx *cx, const select_plan *p, const MlirValue *ivs) {
   if (!mlirValueIsNull(p->cond))
     return lw_ix_v(lw_scalar_to_index(cx, lw_extract(cx, p->cond, ivs), O2M_DT_BOOL));
   o2m_dtype dt = lw_in_type(cx, 0)->elem;
-  int is_float = lw_dtype_is_float(dt);
-  MlirValue ops[2] = {lw_extract(cx, p->x, ivs), lw_const_scalar(cx, dt, 0)};
-  MlirValue nz =
-      lw_op1(cx, is_float ? "arith.cmpf" : "arith.cmpi", 2, ops, lw_type(cx, "i1"),
-             is_float ? "predicate = 13 : i64" /* une: NaN counts */ : "predicate = 1 : i64");
+  MlirValue x = lw_extract(cx, p->x, ivs), zero = lw_const_scalar(cx, dt, 0);
+  MlirValue nz = lw_dtype_is_float(dt) ? lw_cmpf(cx, LW_F_UNE, x, zero) /* NaN counts */
+                                       : lw_cmpi(cx, LW_I_NE, x, zero);
   return lw_ix_v(lw_scalar_to_index(cx, nz, O2M_DT_BOOL));
 }
 
@@ -306,13 +304,6 @@ static MlirValue view_as(lw_ctx *cx, MlirValue x, const o2m_type *x_t, int n, co
   return lw_reshape(cx, x, x_t, &t, dims);
 }
 
-static MlirValue cmp(lw_ctx *cx, const char *op, int predicate, MlirValue a, MlirValue b) {
-  char attrs[32];
-  snprintf(attrs, sizeof(attrs), "predicate = %d : i64", predicate);
-  MlirValue ops[2] = {a, b};
-  return lw_op1(cx, op, 2, ops, lw_type(cx, "i1"), attrs);
-}
-
 static MlirValue logic(lw_ctx *cx, const char *op, MlirValue a, MlirValue b) {
   MlirValue ops[2] = {a, b};
   return lw_op1(cx, op, 2, ops, lw_type(cx, "i1"), NULL);
@@ -321,17 +312,15 @@ static MlirValue logic(lw_ctx *cx, const char *op, MlirValue a, MlirValue b) {
 /* -1, 0 or 1 as a orders before, equal to or after b (NaN after numbers). */
 static lw_ix elem_order(lw_ctx *cx, o2m_dtype dt, MlirValue a, MlirValue b) {
   MlirValue lt, gt;
-  if (lw_dtype_is_float(dt)) { /* cmpf: 2 ogt, 4 olt, 7 ord, 14 uno */
-    lt = logic(
-        cx, "arith.ori", cmp(cx, "arith.cmpf", 4, a, b),
-        logic(cx, "arith.andi", cmp(cx, "arith.cmpf", 7, a, a), cmp(cx, "arith.cmpf", 14, b, b)));
-    gt = logic(
-        cx, "arith.ori", cmp(cx, "arith.cmpf", 2, a, b),
-        logic(cx, "arith.andi", cmp(cx, "arith.cmpf", 14, a, a), cmp(cx, "arith.cmpf", 7, b, b)));
-  } else { /* cmpi: 2 slt, 4 sgt, 6 ult, 8 ugt */
+  if (lw_dtype_is_float(dt)) {
+    MlirValue a_nan = lw_cmpf(cx, LW_F_UNO, a, a), b_nan = lw_cmpf(cx, LW_F_UNO, b, b);
+    MlirValue a_num = lw_cmpf(cx, LW_F_ORD, a, a), b_num = lw_cmpf(cx, LW_F_ORD, b, b);
+    lt = logic(cx, "arith.ori", lw_cmpf(cx, LW_F_OLT, a, b), logic(cx, "arith.andi", a_num, b_nan));
+    gt = logic(cx, "arith.ori", lw_cmpf(cx, LW_F_OGT, a, b), logic(cx, "arith.andi", a_nan, b_num));
+  } else {
     int s = lw_dtype_is_signed(dt);
-    lt = cmp(cx, "arith.cmpi", s ? 2 : 6, a, b);
-    gt = cmp(cx, "arith.cmpi", s ? 4 : 8, a, b);
+    lt = lw_cmpi(cx, s ? LW_I_SLT : LW_I_ULT, a, b);
+    gt = lw_cmpi(cx, s ? LW_I_SGT : LW_I_UGT, a, b);
   }
   return lw_ix_select(cx, lw_ix_v(lt), lw_ix_c(-1),
                       lw_ix_select(cx, lw_ix_v(gt), lw_ix_c(1), lw_ix_c(0)));

@@ -4,7 +4,8 @@
  * Split, Slice with positive steps), Transpose, and the ops that make
  * tensors from sizes (Shape, Size, ConstantOfShape, Range).
  *
- * Also implements the helpers of lower_shape.h that lower_index.c shares.
+ * Also implements the helpers of lower_shape.h that lower_index.c and
+ * lower_scatter.c share.
  * Lowers the core form only (src/transform): axes, splits, starts/ends
  * and shapes arrive as inputs, known or runtime.
  */
@@ -50,50 +51,22 @@ static int ix_fold(lw_ix_op op, int64_t a, int64_t b, int64_t *r) {
       (b == 0 || (a == INT64_MIN && b == -1)))
     return 0;
   switch (op) {
-  case LW_IX_ADD:
-    return !__builtin_add_overflow(a, b, r);
-  case LW_IX_SUB:
-    return !__builtin_sub_overflow(a, b, r);
-  case LW_IX_MUL:
-    return !__builtin_mul_overflow(a, b, r);
-  case LW_IX_FLOORDIV:
-    *r = a / b - (a % b != 0 && (a < 0) != (b < 0));
-    return 1;
-  case LW_IX_CEILDIV:
-    *r = a / b + (a % b != 0 && (a < 0) == (b < 0));
-    return 1;
-  case LW_IX_REM:
-    *r = a % b;
-    return 1;
-  case LW_IX_MIN:
-    *r = a < b ? a : b;
-    return 1;
-  case LW_IX_MAX:
-    *r = a > b ? a : b;
-    return 1;
-  case LW_IX_EQ:
-    *r = a == b;
-    return 1;
-  case LW_IX_NE:
-    *r = a != b;
-    return 1;
-  case LW_IX_LT:
-    *r = a < b;
-    return 1;
-  case LW_IX_LE:
-    *r = a <= b;
-    return 1;
-  case LW_IX_GT:
-    *r = a > b;
-    return 1;
-  case LW_IX_GE:
-    *r = a >= b;
-    return 1;
-  case LW_IX_AND:
-    *r = a && b;
-    return 1;
-  default:
-    return 0;
+  case LW_IX_ADD: return !__builtin_add_overflow(a, b, r);
+  case LW_IX_SUB: return !__builtin_sub_overflow(a, b, r);
+  case LW_IX_MUL: return !__builtin_mul_overflow(a, b, r);
+  case LW_IX_FLOORDIV: *r = a / b - (a % b != 0 && (a < 0) != (b < 0)); return 1;
+  case LW_IX_CEILDIV: *r = a / b + (a % b != 0 && (a < 0) == (b < 0)); return 1;
+  case LW_IX_REM: *r = a % b; return 1;
+  case LW_IX_MIN: *r = a < b ? a : b; return 1;
+  case LW_IX_MAX: *r = a > b ? a : b; return 1;
+  case LW_IX_EQ: *r = a == b; return 1;
+  case LW_IX_NE: *r = a != b; return 1;
+  case LW_IX_LT: *r = a < b; return 1;
+  case LW_IX_LE: *r = a <= b; return 1;
+  case LW_IX_GT: *r = a > b; return 1;
+  case LW_IX_GE: *r = a >= b; return 1;
+  case LW_IX_AND: *r = a && b; return 1;
+  default: return 0;
   }
 }
 
@@ -153,16 +126,13 @@ MlirValue lw_scalar_to_index(lw_ctx *cx, MlirValue scalar, o2m_dtype dtype) {
 
 /* ---- reading inputs ---------------------------------------------------------- */
 
-MlirType lw_elem_of(MlirValue shaped) {
-  return mlirShapedTypeGetElementType(mlirValueGetType(shaped));
-}
-
 MlirValue lw_extract(lw_ctx *cx, MlirValue tensor, const MlirValue *idx) {
   MlirValue ops[LW_MAX_RANK + 1];
   int rank = lw_rank(tensor);
   ops[0] = tensor;
   for (int k = 0; k < rank; k++) ops[k + 1] = idx[k];
-  return lw_op1(cx, "tensor.extract", rank + 1, ops, lw_elem_of(tensor), NULL);
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(tensor));
+  return lw_op1(cx, "tensor.extract", rank + 1, ops, elem, NULL);
 }
 
 MlirValue lw_extract_at(lw_ctx *cx, MlirValue tensor, int64_t k) {
@@ -175,7 +145,7 @@ MlirValue lw_extract_at(lw_ctx *cx, MlirValue tensor, int64_t k) {
 int lw_in_ixs(lw_ctx *cx, int i, lw_ix **out) {
   int64_t *known = NULL;
   int64_t n = lw_in_known_ints(cx, i, &known);
-  MlirValue v = lw_in(cx, i);
+  MlirValue v = n < 0 ? lw_in(cx, i) : (MlirValue){NULL};
   if (n < 0) {
     if (mlirValueIsNull(v)) return -1;
     MlirType t = mlirValueGetType(v);
@@ -293,7 +263,10 @@ MlirValue lw_extract_slice(lw_ctx *cx, MlirValue src, const lw_ix *offsets, cons
 MlirValue lw_insert_slice(lw_ctx *cx, MlirValue src, MlirValue dest, const lw_ix *offsets) {
   lw_ix sizes[LW_MAX_RANK];
   int rank = lw_rank(src);
-  for (int k = 0; k < rank; k++) sizes[k] = lw_ix_dim(cx, src, k);
+  for (int k = 0; k < rank; k++) {
+    sizes[k] = lw_ix_dim(cx, src, k);
+    if (lw_ix_is_const(sizes[k]) && sizes[k].c == 0) return dest; /* nothing to insert */
+  }
   return slice_op(cx, src, dest, mlirValueGetType(dest), offsets, sizes, NULL);
 }
 
@@ -686,7 +659,7 @@ o2m_status lw_lower_transpose(lw_ctx *cx) {
     return lw_unsupported(cx, "the output type is not known");
   int rank = lw_rank(x);
   const int64_t *perm;
-  int n = lw_attr_ints(cx, "perm", &perm), exprs[LW_MAX_RANK];
+  int n = lw_attr_ints(cx, "perm", &perm), exprs[LW_MAX_RANK], identity = 1;
   char seen[LW_MAX_RANK] = {0};
   lw_ix dims[LW_MAX_RANK];
   if (n >= 0 && n != rank) return lw_error(cx, "perm has %d entries for rank %d", n, rank);
@@ -694,8 +667,10 @@ o2m_status lw_lower_transpose(lw_ctx *cx) {
     int64_t p = n < 0 ? rank - 1 - k : perm[k];
     if (p < 0 || p >= rank || seen[p]++) return lw_error(cx, "perm is not a permutation");
     exprs[p] = k; /* input dim p is read at loop k */
-    dims[k] = lw_ix_dim(cx, x, (int)p);
+    identity &= p == k;
   }
+  if (identity) return lw_set_out(cx, 0, x);
+  for (int p = 0; p < rank; p++) dims[exprs[p]] = lw_ix_dim(cx, x, p);
   MlirAttribute map = lw_affine_map(cx, rank, rank, exprs);
   MlirValue result;
   o2m_status s = lw_index_generic(cx, out_type, dims, 1, &x, &map, lw_copy_body, NULL, &result);
@@ -724,7 +699,6 @@ o2m_status lw_lower_concat(lw_ctx *cx) {
   for (int i = 0; i < cx->node->n_inputs; i++) {
     MlirValue x = lw_in(cx, i);
     lw_ix size = lw_ix_dim(cx, x, axis);
-    if (lw_ix_is_const(size) && size.c == 0) continue;
     result = lw_insert_slice(cx, x, result, offsets);
     offsets[axis] = lw_ix_bin(cx, LW_IX_ADD, offsets[axis], size);
   }

@@ -1,6 +1,6 @@
-/* lower_shape.h - helpers shared by the shape and index families of the
- * Linalg emitter (lower_shape.c, lower_index.c), implemented in
- * lower_shape.c. They are general (index arithmetic that folds constants,
+/* lower_shape.h - helpers shared by the shape and index family of the
+ * Linalg emitter (lower_shape.c, lower_index.c, lower_scatter.c),
+ * implemented in lower_shape.c. They are general (index arithmetic that folds constants,
  * integer inputs read as sizes, reshapes between inferred types, slices,
  * "gather-style" linalg.generic ops whose body reads with tensor.extract)
  * and belong in the toolkit (lower.h) once it takes them.
@@ -18,8 +18,8 @@ enum { LW_MAX_RANK = 64 };
 
 /* ---- index arithmetic that folds constants -------------------------------
  * A size or an index: the constant c when v is null, else the MLIR value v
- * (of type index, or i1 for the results of lw_ix_cmp). Operations on two
- * constants give constants, so static shapes emit no arithmetic. */
+ * (of type index, or i1 for comparisons). Operations on constants give
+ * constants, so static shapes emit no arithmetic. */
 typedef struct lw_ix {
   MlirValue v;
   int64_t c;
@@ -31,15 +31,15 @@ typedef enum lw_ix_op {
   LW_IX_MUL,
   LW_IX_FLOORDIV,
   LW_IX_CEILDIV,
-  LW_IX_REM, /* rem: sign of the dividend */
+  LW_IX_REM, /* the sign of the dividend */
   LW_IX_MIN,
   LW_IX_MAX,
-  LW_IX_EQ,
+  LW_IX_EQ, /* EQ..GE compare (signed), giving an i1 */
   LW_IX_NE,
   LW_IX_LT,
   LW_IX_LE,
   LW_IX_GT,
-  LW_IX_GE,  /* -> i1 */
+  LW_IX_GE,
   LW_IX_AND, /* of two i1 (never materializes a constant) */
   LW_IX_OP_COUNT
 } lw_ix_op;
@@ -49,7 +49,7 @@ static inline lw_ix lw_ix_v(MlirValue v) { return (lw_ix){v, 0}; }
 static inline int lw_ix_is_const(lw_ix a) { return mlirValueIsNull(a.v); }
 
 lw_ix lw_ix_bin(lw_ctx *cx, lw_ix_op op, lw_ix a, lw_ix b);
-/* cond ? a : b (cond from lw_ix_cmp, or a constant). */
+/* cond ? a : b (cond: a comparison, or a constant). */
 lw_ix lw_ix_select(lw_ctx *cx, lw_ix cond, lw_ix a, lw_ix b);
 /* v, or v + d when v is negative (a position counted from the end). */
 lw_ix lw_ix_from_end(lw_ctx *cx, lw_ix v, lw_ix d);
@@ -87,8 +87,6 @@ MlirValue lw_in_scalar(lw_ctx *cx, int i);
 MlirValue lw_extract(lw_ctx *cx, MlirValue tensor, const MlirValue *idx);
 /* Element k of a 0-D or 1-D tensor (of the last dim for higher ranks). */
 MlirValue lw_extract_at(lw_ctx *cx, MlirValue tensor, int64_t k);
-/* The element type of a shaped value. */
-MlirType lw_elem_of(MlirValue shaped);
 
 /* Reshapes x (whose inferred type is `in_t`) to the inferred type `out_t`
  * with tensor.collapse_shape/expand_shape, grouping dims whose products

@@ -2,50 +2,47 @@
  * Hardmax, built from the reduction builders (lower_reduce.h).
  *
  * The core form (opset >= 13) normalizes over one axis (default -1); the
- * transform layer rewrites the older 2-D coerced form. Softmax is exp(x - max) / sum(exp(x - max)) and
- * LogSoftmax (x - max) - log(sum(exp(x - max))), as the reference. */
-#include <stdio.h>
-#include <string.h>
+ * transform layer rewrites the older 2-D coerced form. Softmax is
+ * exp(x - max) / sum(exp(x - max)) and LogSoftmax (x - max) -
+ * log(sum(exp(x - max))), as the reference; f16/bf16 compute in f32 and
+ * round once (numpy's half reductions accumulate in f32 too). */
 
 #include "emit/linalg/lower_reduce.h"
 
 enum { MAX_RANK = LW_MAX_REDUCE_RANK };
 
 typedef struct softmax_step {
-  o2m_dtype dt;
-  int log; /* LogSoftmax */
+  o2m_dtype in_dt, dt; /* the input's dtype, the one computed in */
+  int log;             /* LogSoftmax */
 } softmax_step;
 
-static MlirValue op2(lw_ctx *cx, const char *op, o2m_dtype dt, MlirValue a, MlirValue b) {
-  o2m_dtype dts[2] = {dt, dt};
-  MlirValue args[2] = {a, b};
-  return mlirValueIsNull(a) || mlirValueIsNull(b) ? (MlirValue){NULL} : lw_scalar_op(cx, op, dts, args);
-}
-
-static MlirValue op1(lw_ctx *cx, const char *op, o2m_dtype dt, MlirValue a) {
-  return mlirValueIsNull(a) ? a : lw_scalar_op(cx, op, &dt, &a);
+/* x in the dtype computed in */
+static MlirValue widened(lw_ctx *cx, const softmax_step *st, MlirValue x) {
+  return lw_scalar_cast(cx, x, st->in_dt, st->dt);
 }
 
 /* args: x, accumulator */
 static o2m_status max_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
   const softmax_step *st = user;
-  *result = op2(cx, "Max", st->dt, args[1], args[0]);
+  *result = lw_scalar_op2(cx, "Max", st->dt, args[1], widened(cx, st, args[0]));
   return lw_value_status(cx, *result);
 }
 
 /* args: x, max, accumulator */
 static o2m_status sum_exp_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
   const softmax_step *st = user;
-  *result = op2(cx, "Add", st->dt, args[2], op1(cx, "Exp", st->dt, op2(cx, "Sub", st->dt, args[0], args[1])));
+  MlirValue shifted = lw_scalar_op2(cx, "Sub", st->dt, widened(cx, st, args[0]), args[1]);
+  *result = lw_scalar_op2(cx, "Add", st->dt, args[2], lw_scalar_op1(cx, "Exp", st->dt, shifted));
   return lw_value_status(cx, *result);
 }
 
 /* args: x, max, sum of exps (broadcast) */
 static o2m_status normalize_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
   const softmax_step *st = user;
-  MlirValue shifted = op2(cx, "Sub", st->dt, args[0], args[1]);
-  *result = st->log ? op2(cx, "Sub", st->dt, shifted, op1(cx, "Log", st->dt, args[2]))
-                    : op2(cx, "Div", st->dt, op1(cx, "Exp", st->dt, shifted), args[2]);
+  MlirValue shifted = lw_scalar_op2(cx, "Sub", st->dt, widened(cx, st, args[0]), args[1]);
+  MlirValue y = st->log ? lw_scalar_op2(cx, "Sub", st->dt, shifted, lw_scalar_op1(cx, "Log", st->dt, args[2]))
+                        : lw_scalar_op2(cx, "Div", st->dt, lw_scalar_op1(cx, "Exp", st->dt, shifted), args[2]);
+  *result = mlirValueIsNull(y) ? y : lw_scalar_cast(cx, y, st->dt, st->in_dt);
   return lw_value_status(cx, *result);
 }
 
@@ -64,11 +61,13 @@ static o2m_status lower_softmax_common(lw_ctx *cx, int log) {
   int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(x));
   unsigned char reduced[MAX_RANK];
   if (rank > MAX_RANK) return lw_unsupported(cx, "rank above %d", MAX_RANK);
-  int axis;
+  int axis = 0;
   o2m_status s = softmax_axis(cx, rank, &axis, reduced);
   if (s) return s;
-  softmax_step st = {lw_in_type(cx, 0)->elem, log};
-  if (!lw_dtype_is_float(st.dt)) return lw_unsupported(cx, "dtype %s", o2m_dtype_name(st.dt));
+  o2m_dtype in_dt = lw_in_type(cx, 0)->elem;
+  int half = in_dt == O2M_DT_FLOAT16 || in_dt == O2M_DT_BFLOAT16;
+  softmax_step st = {in_dt, half ? O2M_DT_FLOAT : in_dt, log};
+  if (!lw_dtype_is_float(in_dt)) return lw_unsupported(cx, "dtype %s", o2m_dtype_name(in_dt));
   MlirValue ins[3] = {x, {NULL}, {NULL}};
   unsigned char in_reduced[2] = {0, 1};
   lw_reduce_spec spec = {rank, reduced, 1, ins, in_reduced, lw_extreme_const(cx, st.dt, 0), max_body, &st};
@@ -80,7 +79,7 @@ static o2m_status lower_softmax_common(lw_ctx *cx, int log) {
   ins[1] = lw_keep_dims(cx, ins[1], rank, reduced);
   ins[2] = lw_keep_dims(cx, ins[2], rank, reduced);
   MlirValue y;
-  s = lw_broadcast(cx, 3, ins, lw_out_type(cx, 0), lw_elem_type(cx, st.dt), normalize_body, &st, &y);
+  s = lw_broadcast(cx, 3, ins, lw_out_type(cx, 0), lw_elem_type(cx, in_dt), normalize_body, &st, &y);
   return s ? s : lw_set_out(cx, 0, y);
 }
 
@@ -97,10 +96,7 @@ typedef struct hardmax_step {
 /* args: x (only its position matters), the index of the max along the axis */
 static o2m_status one_hot_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
   const hardmax_step *st = user;
-  char attrs[32];
-  snprintf(attrs, sizeof(attrs), "dim = %d : i64", st->axis);
-  MlirValue i = lw_op1(cx, "linalg.index", 0, NULL, lw_index_type(cx), attrs);
-  i = lw_op1(cx, "arith.index_cast", 1, &i, lw_type(cx, "i64"), NULL);
+  MlirValue i = lw_loop_index_i64(cx, st->axis);
   *result = lw_select(cx, lw_cmpi(cx, LW_I_EQ, i, args[1]), lw_scalar_const(cx, st->elem, 1),
                       lw_scalar_const(cx, st->elem, 0));
   return O2M_OK;
@@ -113,7 +109,7 @@ o2m_status lw_lower_hardmax(lw_ctx *cx) {
   int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(x));
   unsigned char reduced[MAX_RANK];
   if (rank > MAX_RANK) return lw_unsupported(cx, "rank above %d", MAX_RANK);
-  int axis;
+  int axis = 0;
   o2m_status s = softmax_axis(cx, rank, &axis, reduced);
   if (s) return s;
   o2m_dtype dt = lw_in_type(cx, 0)->elem;

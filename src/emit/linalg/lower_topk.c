@@ -7,7 +7,6 @@
  * the reference: larger first (smaller with largest = 0), NaN above every
  * number, ties by lower index. O(n^2) along the axis, O(n K) for the
  * gather; K must be known at import. */
-#include <stdio.h>
 #include <string.h>
 
 #include "emit/linalg/lower_elementwise.h"
@@ -19,12 +18,6 @@ typedef struct topk_step {
   int largest;
   o2m_dtype dt;
 } topk_step;
-
-static MlirValue loop_index(lw_ctx *cx, int dim) {
-  char attrs[32];
-  snprintf(attrs, sizeof(attrs), "dim = %d : i64", dim);
-  return lw_op1(cx, "linalg.index", 0, NULL, lw_index_type(cx), attrs);
-}
 
 static MlirValue i1_op(lw_ctx *cx, const char *op, MlirValue a, MlirValue b) {
   MlirValue ops[2] = {a, b};
@@ -54,7 +47,7 @@ static MlirValue same(lw_ctx *cx, const topk_step *st, MlirValue a, MlirValue b)
 static o2m_status rank_body(lw_ctx *cx, const MlirValue *args, MlirValue *yields, void *user) {
   const topk_step *st = user;
   MlirValue xi = args[0], xj = args[1];
-  MlirValue j_first = lw_cmpi(cx, LW_I_ULT, loop_index(cx, st->rank), loop_index(cx, st->axis));
+  MlirValue j_first = lw_cmpi(cx, LW_I_ULT, lw_loop_index_i64(cx, st->rank), lw_loop_index_i64(cx, st->axis));
   MlirValue counts = i1_op(cx, "arith.ori", before(cx, st, xj, xi),
                            i1_op(cx, "arith.andi", same(cx, st, xj, xi), j_first));
   MlirValue one = lw_op1(cx, "arith.extui", 1, &counts, lw_type(cx, "i64"), NULL);
@@ -67,10 +60,7 @@ static o2m_status rank_body(lw_ctx *cx, const MlirValue *args, MlirValue *yields
  * takes the element of rank p */
 static o2m_status gather_body(lw_ctx *cx, const MlirValue *args, MlirValue *yields, void *user) {
   const topk_step *st = user;
-  MlirValue p = loop_index(cx, st->axis);
-  p = lw_op1(cx, "arith.index_cast", 1, &p, lw_type(cx, "i64"), NULL);
-  MlirValue j = loop_index(cx, st->rank);
-  j = lw_op1(cx, "arith.index_cast", 1, &j, lw_type(cx, "i64"), NULL);
+  MlirValue p = lw_loop_index_i64(cx, st->axis), j = lw_loop_index_i64(cx, st->rank);
   MlirValue hit = lw_cmpi(cx, LW_I_EQ, args[1], p);
   yields[0] = lw_select(cx, hit, args[0], args[2]);
   yields[1] = lw_select(cx, hit, j, args[3]);

@@ -43,6 +43,12 @@ o2m_status lw_window_read(lw_ctx *cx, MlirValue x, const int64_t *kernel, lw_win
 o2m_status lw_window_read_transposed(lw_ctx *cx, MlirValue x, const int64_t *kernel,
                                      lw_window *w);
 
+/* The static size of dim k of a ranked tensor value, -1 when dynamic. */
+static inline int64_t lw_static_dim(MlirValue v, int k) {
+  MlirType t = mlirValueGetType(v);
+  return mlirShapedTypeIsDynamicDim(t, k) ? -1 : mlirShapedTypeGetDimSize(t, k);
+}
+
 /* The extent of the dilated kernel along axis i: (k - 1) * d + 1. */
 int64_t lw_window_extent(const lw_window *w, int i);
 

@@ -191,6 +191,10 @@ static const char *const elem_type_names[O2M_DT_COUNT] = {
     [O2M_DT_INT16] = "i16",    [O2M_DT_UINT16] = "i16",  [O2M_DT_INT32] = "i32",
     [O2M_DT_UINT32] = "i32",   [O2M_DT_INT64] = "i64",   [O2M_DT_UINT64] = "i64",
     [O2M_DT_BOOL] = "i1",
+    [O2M_DT_FLOAT8E4M3FN] = "f8E4M3FN", [O2M_DT_FLOAT8E4M3FNUZ] = "f8E4M3FNUZ",
+    [O2M_DT_FLOAT8E5M2] = "f8E5M2",     [O2M_DT_FLOAT8E5M2FNUZ] = "f8E5M2FNUZ",
+    [O2M_DT_FLOAT8E8M0] = "f8E8M0FNU",  [O2M_DT_FLOAT4E2M1] = "f4E2M1FN",
+    [O2M_DT_INT4] = "i4", [O2M_DT_UINT4] = "i4", [O2M_DT_INT2] = "i2", [O2M_DT_UINT2] = "i2",
 };
 
 MlirType lw_type(lw_ctx *cx, const char *text) {
@@ -235,12 +239,13 @@ int lw_dtype_is_float(o2m_dtype d) {
 }
 
 int lw_dtype_is_signed(o2m_dtype d) {
-  return d == O2M_DT_INT8 || d == O2M_DT_INT16 || d == O2M_DT_INT32 || d == O2M_DT_INT64;
+  return d == O2M_DT_INT8 || d == O2M_DT_INT16 || d == O2M_DT_INT32 || d == O2M_DT_INT64 ||
+         d == O2M_DT_INT4 || d == O2M_DT_INT2;
 }
 
 int lw_dtype_is_unsigned(o2m_dtype d) {
   return d == O2M_DT_UINT8 || d == O2M_DT_UINT16 || d == O2M_DT_UINT32 ||
-         d == O2M_DT_UINT64 || d == O2M_DT_BOOL;
+         d == O2M_DT_UINT64 || d == O2M_DT_BOOL || d == O2M_DT_UINT4 || d == O2M_DT_UINT2;
 }
 
 /* ---- ops ------------------------------------------------------------------ */
@@ -326,6 +331,16 @@ MlirValue lw_const_i64_tensor(lw_ctx *cx, const int64_t *values, int n) {
 
 /* The dense attribute of a raw-layout tensor, or null when unsupported. */
 static MlirAttribute tensor_attr(lw_ctx *cx, const o2m_tensor *t, MlirType type) {
+  int width = o2m_dtype_bits(t->dtype);
+  if (width < 8 && t->dtype != O2M_DT_BOOL) {
+    /* ONNX packs sub-byte elements, low bits first; MLIR stores one a byte */
+    uint8_t *bytes = o2m_arena_alloc(&cx->scratch, (size_t)t->count + 1);
+    if (!bytes) return mlirAttributeGetNull();
+    unsigned per_byte = 8u / (unsigned)width, mask = (1u << width) - 1;
+    for (int64_t i = 0; i < t->count; i++)
+      bytes[i] = (uint8_t)((t->data[i / per_byte] >> ((unsigned)(i % per_byte) * (unsigned)width)) & mask);
+    return mlirDenseElementsAttrRawBufferGet(type, (size_t)t->count, bytes);
+  }
   if (t->dtype == O2M_DT_BOOL) {
     int *bits = o2m_arena_array(&cx->scratch, (size_t)t->count + 1, sizeof(int));
     if (!bits) return mlirAttributeGetNull();

@@ -28,6 +28,9 @@ o2m_status torch_fail(o2m_torch *em, o2m_status status, const char *fmt, ...) {
   vsnprintf(reason, sizeof(reason), fmt, ap);
   va_end(ap);
   const char *path = em->model->path ? em->model->path : "<model>";
+  if (status == O2M_ERR_INTERNAL && em->mlir_error[0])
+    return o2m_fail(em->diag, status, "%s: %s (MLIR: %s)", path, reason,
+                    em->mlir_error);
   return o2m_fail(em->diag, status, "%s: %s", path, reason);
 }
 
@@ -148,8 +151,7 @@ static o2m_status init_context(o2m_torch *em) {
   em->name_id = mlirIdentifierGet(em->ctx, torch_str("name"));
   em->none_type = torch_parse_type(em, "!torch.none");
   if (mlirTypeIsNull(em->none_type))
-    return torch_fail(em, O2M_ERR_INTERNAL,
-                    "MLIR cannot parse !torch.none: %s", em->mlir_error);
+    return torch_fail(em, O2M_ERR_INTERNAL, "MLIR cannot parse !torch.none");
   return O2M_OK;
 }
 
@@ -169,8 +171,7 @@ o2m_status o2m_emit_torch(const o2m_model *model,
   MlirOperation module_op = mlirModuleGetOperation(module);
   if (status == O2M_OK && !mlirOperationVerify(module_op))
     status = torch_fail(&em, O2M_ERR_INTERNAL,
-                      "the emitted torch-form module does not verify: %s",
-                      em.mlir_error);
+                        "the emitted torch-form module does not verify");
   if (status == O2M_OK) status = write_module(&em, module_op, out);
   mlirModuleDestroy(module);
   torch_values_free(&em.values);

@@ -12,8 +12,10 @@
  *   torch_tensors.c  tensors -> dense_resource / dense / sparse attributes
  *   torch_attrs.c    node attributes -> torch.onnx.<name> attributes
  *
- * Errors: every function that can fail fills em->diag through o2m_fail
- * (first error wins) and returns a status or a null MLIR handle.
+ * Errors: the graph and attribute functions fill em->diag (torch_fail,
+ * torch_node_fail: first error wins) and return a status. The type and
+ * tensor functions know no context: they return a status and a static
+ * reason, and their callers write the message naming graph, node and value.
  */
 #ifndef O2M_TORCH_INTERNAL_H
 #define O2M_TORCH_INTERNAL_H
@@ -76,10 +78,8 @@ void torch_values_free(torch_value_map *map);
  * the type text (em->mlir_error says why), O2M_ERR_NOMEM. */
 o2m_status torch_type(o2m_torch *em, const o2m_type *type, MlirType *out,
                       const char **why);
-/* The builtin element type of `dtype` (f32, si64, i1, !torch.str, ...);
- * null for an unknown dtype. */
-MlirType torch_element_type(o2m_torch *em, o2m_dtype dtype);
-/* tensor<d0 x d1 x elem>, the type of a tensor's value attribute. */
+/* tensor<d0 x d1 x elem>, the type of a tensor's value attribute (elem:
+ * f32, si64, i1, !torch.str, ...); null for an unknown dtype. */
 MlirType torch_builtin_tensor_type(o2m_torch *em, o2m_dtype dtype, int rank,
                                    const int64_t *dims);
 /* Parses `text` once per emitter and caches it; null on a parse error. */
@@ -119,7 +119,8 @@ size_t torch_count_nodes(const o2m_graph *graph);
 
 /* ---- shared helpers (torch_emit.c) ------------------------------------- */
 
-/* Fails with `status` and the message "<model path>: <fmt ...>". */
+/* Fails with `status` and the message "<model path>: <fmt ...>", plus the
+ * first error MLIR reported when `status` is O2M_ERR_INTERNAL. */
 o2m_status torch_fail(o2m_torch *em, o2m_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Same, naming the node: "<path>: graph 'G': node 'N' (Op, domain 'D',

@@ -218,7 +218,8 @@ o2m_status torch_type(o2m_torch *em, const o2m_type *type, MlirType *out,
   return status;
 }
 
-MlirType torch_element_type(o2m_torch *em, o2m_dtype dtype) {
+/* The builtin element type of `dtype`; null for an unknown dtype. */
+static MlirType element_type(o2m_torch *em, o2m_dtype dtype) {
   const char *text = element_name(dtype);
   if (!text) return (MlirType){NULL};
   if (mlirTypeIsNull(em->elem_types[dtype]))
@@ -228,7 +229,7 @@ MlirType torch_element_type(o2m_torch *em, o2m_dtype dtype) {
 
 MlirType torch_builtin_tensor_type(o2m_torch *em, o2m_dtype dtype, int rank,
                                    const int64_t *dims) {
-  MlirType elem = torch_element_type(em, dtype);
+  MlirType elem = element_type(em, dtype);
   if (mlirTypeIsNull(elem) || rank < 0) return (MlirType){NULL};
   return mlirRankedTensorTypeGetChecked(em->unknown_loc, rank, dims, elem,
                                         mlirAttributeGetNull());

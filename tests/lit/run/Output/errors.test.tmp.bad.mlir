@@ -1,2 +1,0 @@
-func.func @main() {
-  
