@@ -8,47 +8,53 @@ typedef struct text_buf {
   size_t cap, len;
 } text_buf;
 
-static void put(text_buf *b, const char *fmt, const char *s, long long v) {
-  if (b->len >= b->cap) return;
-  int n = s ? snprintf(b->p + b->len, b->cap - b->len, fmt, s)
-            : snprintf(b->p + b->len, b->cap - b->len, fmt, v);
+static void advance(text_buf *b, int n) {
   if (n > 0) b->len += (size_t)n;
   if (b->len >= b->cap) b->len = b->cap - 1;
+}
+
+/* Appends `fmt` with one string argument (NULL prints as "?"). */
+static void put(text_buf *b, const char *fmt, const char *s) {
+  if (b->len < b->cap) advance(b, snprintf(b->p + b->len, b->cap - b->len, fmt, s ? s : "?"));
+}
+
+static void put_int(text_buf *b, long long v) {
+  if (b->len < b->cap) advance(b, snprintf(b->p + b->len, b->cap - b->len, "%lld", v));
 }
 
 static void write_type(text_buf *b, const o2m_type *t) {
   switch (t->kind) {
   case O2M_TYPE_UNKNOWN:
-    put(b, "%s", "unknown", 0);
+    put(b, "%s", "unknown");
     return;
   case O2M_TYPE_SEQUENCE:
   case O2M_TYPE_OPTIONAL:
-    put(b, "%s<", t->kind == O2M_TYPE_SEQUENCE ? "seq" : "optional", 0);
+    put(b, "%s<", t->kind == O2M_TYPE_SEQUENCE ? "seq" : "optional");
     if (t->inner) write_type(b, t->inner);
-    else put(b, "%s", "unknown", 0);
-    put(b, "%s", ">", 0);
+    else put(b, "%s", "unknown");
+    put(b, "%s", ">");
     return;
   case O2M_TYPE_MAP:
-    put(b, "map<%s,", o2m_dtype_name(t->elem), 0);
+    put(b, "map<%s,", o2m_dtype_name(t->elem));
     if (t->inner) write_type(b, t->inner);
-    put(b, "%s", ">", 0);
+    put(b, "%s", ">");
     return;
   case O2M_TYPE_SPARSE_TENSOR:
-    put(b, "%s", "sparse ", 0);
+    put(b, "%s", "sparse ");
     /* fall through */
   case O2M_TYPE_TENSOR:
-    put(b, "%s", o2m_dtype_name(t->elem), 0);
+    put(b, "%s", o2m_dtype_name(t->elem));
     if (t->rank < 0) {
-      put(b, "%s", "[*]", 0);
+      put(b, "%s", "[*]");
       return;
     }
-    put(b, "%s", "[", 0);
+    put(b, "%s", "[");
     for (int k = 0; k < t->rank; k++) {
-      if (k) put(b, "%s", ",", 0);
-      if (t->dims[k].size >= 0) put(b, "%lld", NULL, t->dims[k].size);
-      else put(b, "%s", o2m_symbol_is_fresh(t->dims[k].sym) ? "?" : t->dims[k].sym, 0);
+      if (k) put(b, "%s", ",");
+      if (t->dims[k].size >= 0) put_int(b, t->dims[k].size);
+      else put(b, "%s", o2m_symbol_is_fresh(t->dims[k].sym) ? "?" : t->dims[k].sym);
     }
-    put(b, "%s", "]", 0);
+    put(b, "%s", "]");
     return;
   }
 }

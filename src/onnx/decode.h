@@ -53,6 +53,9 @@ void o2m_dec_pop(o2m_decoder *d, const o2m_where *w);
 o2m_status o2m_dec_fail(o2m_decoder *d, o2m_status status, size_t offset,
                         const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The same text as a warning; decoding goes on. */
+void o2m_dec_warn(o2m_decoder *d, size_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 o2m_status o2m_dec_wire_fail(o2m_decoder *d, const o2m_wire_error *err);
 o2m_status o2m_dec_nomem(o2m_decoder *d);
 

@@ -48,8 +48,9 @@ static void describe(char *buf, size_t cap, size_t *len, const o2m_where *w) {
   }
 }
 
-o2m_status o2m_dec_fail(o2m_decoder *d, o2m_status status, size_t offset,
-                        const char *fmt, ...) {
+/* "<trail>: <reason> at byte N" for the decoder's current position. */
+static void located(const o2m_decoder *d, size_t offset, char *out, size_t size, const char *fmt,
+                    va_list ap) {
   const o2m_where *chain[O2M_MAX_NESTING + 1];
   int n = 0;
   for (const o2m_where *w = d->where; w && n <= O2M_MAX_NESTING; w = w->outer)
@@ -59,14 +60,29 @@ o2m_status o2m_dec_fail(o2m_decoder *d, o2m_status status, size_t offset,
   trail[0] = 0;
   while (n > 0) describe(trail, sizeof(trail), &len, chain[--n]);
   char reason[768];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(reason, sizeof(reason), fmt, ap);
-  va_end(ap);
   char at[40] = "";
   if (offset != O2M_NO_OFFSET) snprintf(at, sizeof(at), " at byte %zu", offset);
-  return o2m_fail(d->diag, status, "%s: %s%s%s%s", d->file, trail,
-                  trail[0] ? ": " : "", reason, at);
+  snprintf(out, size, "%s%s%s%s", trail, trail[0] ? ": " : "", reason, at);
+}
+
+o2m_status o2m_dec_fail(o2m_decoder *d, o2m_status status, size_t offset,
+                        const char *fmt, ...) {
+  char text[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  located(d, offset, text, sizeof(text), fmt, ap);
+  va_end(ap);
+  return o2m_fail(d->diag, status, "%s: %s", d->file, text);
+}
+
+void o2m_dec_warn(o2m_decoder *d, size_t offset, const char *fmt, ...) {
+  char text[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  located(d, offset, text, sizeof(text), fmt, ap);
+  va_end(ap);
+  o2m_warn(d->diag, "%s: %s", d->file, text);
 }
 
 o2m_status o2m_dec_wire_fail(o2m_decoder *d, const o2m_wire_error *err) {

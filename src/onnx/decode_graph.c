@@ -140,15 +140,15 @@ static o2m_status dim_body(o2m_decoder *d, o2m_bytes msg, o2m_dim *dim) {
     }
   }
   if ((st = o2m_dec_done(d, st, r))) return st;
-  if (has_value) {
-    if (dim->size < 0)
-      return o2m_dec_fail(d, O2M_ERR_INVALID, value_offset,
-                          "dim_value is negative (%lld)",
-                          (long long)dim->size);
-    return O2M_OK;
-  }
+  if (has_value && dim->size >= 0) return O2M_OK;
+  if (has_value) /* old exporters wrote -1 for "unknown" */
+    o2m_dec_warn(d, value_offset, "dim_value %lld is read as an unknown dim",
+                 (long long)dim->size);
   dim->size = -1;
-  dim->sym = param && param[0] ? param : o2m_model_fresh_symbol(d->model);
+  /* Names from the model never start with '?': that prefix marks the fresh
+   * symbols (distinct unknowns), and a dim_param such as "?" means one. */
+  int named = !has_value && param && param[0] && param[0] != '?';
+  dim->sym = named ? param : o2m_model_fresh_symbol(d->model);
   return dim->sym ? O2M_OK : o2m_dec_nomem(d);
 }
 

@@ -3,7 +3,8 @@
  *
  * Locations are confined to the data directory (model->base_dir): an
  * absolute location, a ".." component, or a path that resolves through
- * symlinks to somewhere outside the directory is refused. Each distinct
+ * symlinks to somewhere outside the directory is refused, and the file
+ * opened is checked again (a path swapped after the check). Each distinct
  * file is mapped once into model->mappings; the byte range must lie
  * inside the file and match the tensor's dims and dtype exactly.
  */
@@ -47,8 +48,8 @@ static o2m_status tensor_fail(o2m_model *m, o2m_diag *diag, o2m_status status,
 }
 
 /* The mapping of the file at the resolved path `real`, mapped on first use. */
-static o2m_status map_once(o2m_model *m, const o2m_tensor *t, const char *real,
-                           const o2m_mapping **out, o2m_diag *diag) {
+static o2m_status map_once(o2m_model *m, const o2m_tensor *t, const char *real_dir,
+                           const char *real, const o2m_mapping **out, o2m_diag *diag) {
   for (int i = 0; i < m->n_mappings; i++) {
     if (m->mappings[i].path && strcmp(m->mappings[i].path, real) == 0) {
       *out = &m->mappings[i];
@@ -62,7 +63,7 @@ static o2m_status map_once(o2m_model *m, const o2m_tensor *t, const char *real,
   if (!copy) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   o2m_diag why = {0};
   o2m_mapping *slot = &m->mappings[m->n_mappings];
-  o2m_status st = o2m_map_file(copy, slot, &why);
+  o2m_status st = o2m_map_file_inside(copy, real_dir, slot, &why);
   if (st) return tensor_fail(m, diag, st, t, why.message);
   m->n_mappings++;
   *out = slot;
@@ -87,7 +88,7 @@ static o2m_status resolve_one(o2m_model *m, const char *real_dir,
     return tensor_fail(m, diag, O2M_ERR_INVALID, t,
                        "resolves outside the data directory");
   const o2m_mapping *file = NULL;
-  o2m_status st = map_once(m, t, real, &file, diag);
+  o2m_status st = map_once(m, t, real_dir, real, &file, diag);
   if (st) return st;
   uint64_t size = file->size, offset = (uint64_t)ext->offset;
   char detail[300];

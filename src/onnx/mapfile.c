@@ -1,8 +1,12 @@
 /* mapfile.c - read-only file mappings for models and external data.
  * An empty file maps to size 0 without calling mmap; anything that is not
- * a regular file is refused. */
+ * a regular file is refused. o2m_map_file_inside also checks, on the open
+ * file itself (no window between check and use), that it lies inside a
+ * directory. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,12 +22,8 @@ static o2m_status io_fail(o2m_diag *diag, const char *path, const char *what,
                   strerror(err));
 }
 
-o2m_status o2m_map_file(const char *path, o2m_mapping *out, o2m_diag *diag) {
-  out->addr = NULL;
-  out->size = 0;
-  out->path = path;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_fail(diag, path, "open", errno);
+/* Maps the file open on `fd` and closes it. */
+static o2m_status map_fd(int fd, const char *path, o2m_mapping *out, o2m_diag *diag) {
   struct stat st;
   if (fstat(fd, &st) < 0) {
     int err = errno;
@@ -50,6 +50,39 @@ o2m_status o2m_map_file(const char *path, o2m_mapping *out, o2m_diag *diag) {
   out->addr = addr;
   out->size = size;
   return O2M_OK;
+}
+
+o2m_status o2m_map_file(const char *path, o2m_mapping *out, o2m_diag *diag) {
+  out->addr = NULL;
+  out->size = 0;
+  out->path = path;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_fail(diag, path, "open", errno);
+  return map_fd(fd, path, out, diag);
+}
+
+o2m_status o2m_map_file_inside(const char *path, const char *dir, o2m_mapping *out,
+                               o2m_diag *diag) {
+  out->addr = NULL;
+  out->size = 0;
+  out->path = path;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return io_fail(diag, path, "open", errno);
+  /* what was opened, whatever happened to the path since it was checked */
+  char link[64], opened[PATH_MAX];
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, opened, sizeof(opened) - 1);
+  if (n > 0) {
+    opened[n] = 0;
+    size_t len = strlen(dir);
+    int within = len > 0 && strncmp(dir, opened, len) == 0 &&
+                 (opened[len] == '/' || (dir[len - 1] == '/' && opened[len]));
+    if (!within) {
+      close(fd);
+      return o2m_fail(diag, O2M_ERR_INVALID, "%s: resolves outside the data directory", path);
+    }
+  }
+  return map_fd(fd, path, out, diag);
 }
 
 void o2m_unmap_file(o2m_mapping *mapping) {

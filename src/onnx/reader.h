@@ -13,6 +13,11 @@
 
 /* Maps `path` read-only into `out` (an empty file maps to size 0). */
 o2m_status o2m_map_file(const char *path, o2m_mapping *out, o2m_diag *diag);
+/* Same, for a symlink-free `path` that must stay inside the resolved `dir`:
+ * a symlink at the last component is refused, and the file actually opened
+ * is checked to lie inside `dir` (external data). */
+o2m_status o2m_map_file_inside(const char *path, const char *dir, o2m_mapping *out,
+                               o2m_diag *diag);
 void o2m_unmap_file(o2m_mapping *mapping);
 
 /* Decodes a ModelProto held in `bytes` into `model` (whose arena, path and

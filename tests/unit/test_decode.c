@@ -395,6 +395,12 @@ static void test_node_errors(void) {
   CHECK(try_decode(model_with_node(n), &diag) == O2M_ERR_INVALID);
 }
 
+static char last_warning[512];
+static void record_warning(void *user, const char *message) {
+  (void)user;
+  snprintf(last_warning, sizeof(last_warning), "%s", message);
+}
+
 static void test_model_errors(void) {
   o2m_diag diag;
   o2m_status st;
@@ -428,7 +434,7 @@ static void test_model_errors(void) {
   g = pb_new();
   put_msg(g, 11, value_info_pb("x", type));
   CHECK(try_decode(model_pb(g), &diag) == O2M_ERR_INVALID);
-  /* a negative dim_value, and an element type out of range */
+  /* a negative dim_value (read as unknown), and an element type out of range */
   int64_t neg[] = {-5};
   pb *dim = pb_new(), *shape = pb_new(), *tt = pb_new();
   put_int(dim, 1, neg[0]);
@@ -439,8 +445,34 @@ static void test_model_errors(void) {
   put_msg(type, 1, tt);
   g = pb_new();
   put_msg(g, 11, value_info_pb("x", type));
-  CHECK(try_decode(model_pb(g), &diag) == O2M_ERR_INVALID &&
-        strstr(diag.message, "input 0 'x' type dim 0: dim_value is negative"));
+  {
+    o2m_model *m2 = calloc(1, sizeof(*m2));
+    if (!m2) abort();
+    m2->path = "m.onnx";
+    pb *mp = model_pb(g);
+    memset(&diag, 0, sizeof(diag));
+    diag.warn = record_warning;
+    last_warning[0] = 0;
+    CHECK(o2m_decode_model(m2, mp->b, mp->n, &diag) == O2M_OK);
+    /* old exporters' -1: an unknown dim (a fresh symbol), with a warning */
+    CHECK(m2->graph->n_inputs == 1 && m2->graph->inputs[0].type.dims[0].size == -1 &&
+          o2m_symbol_is_fresh(m2->graph->inputs[0].type.dims[0].sym));
+    CHECK(strstr(last_warning, "input 0 'x' type dim 0: dim_value -5 is read as an unknown dim"));
+    release(m2);
+  }
+  /* dim_param "?" (some exporters' "unknown") gives distinct fresh symbols */
+  {
+    int64_t unknown[] = {-1, -1};
+    const char *qs[] = {"?", "?"};
+    pb *g2 = pb_new();
+    put_msg(g2, 11, value_info_pb("x", tensor_type_pb(1, unknown, qs, 2)));
+    o2m_status st2;
+    o2m_model *m3 = decode(model_pb(g2), &st2, &diag);
+    const o2m_dim *d = st2 ? NULL : m3->graph->inputs[0].type.dims;
+    CHECK(d && o2m_symbol_is_fresh(d[0].sym) && o2m_symbol_is_fresh(d[1].sym) &&
+          strcmp(d[0].sym, d[1].sym) != 0);
+    release(m3);
+  }
   g = pb_new();
   put_msg(g, 11, value_info_pb("x", tensor_type_pb(99, NULL, NULL, -1)));
   CHECK(try_decode(model_pb(g), &diag) == O2M_ERR_INVALID);
