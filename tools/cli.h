@@ -21,13 +21,14 @@ o2m_diag cli_diag(void);
 int cli_flag_value(int argc, char **argv, int *i, const char *name, const char **value);
 int cli_is_help(const char *arg);
 
-/* The MLIR side, loaded on demand from libonnx2mlir-mlir.so. */
+/* The MLIR side, loaded on demand from a plugin (cli_plugin.c). */
 typedef o2m_status (*cli_import_fn)(o2m_model *, const o2m_import_options *,
                                     FILE *, o2m_diag *);
-/* Loads the plugin; on failure fills diag and returns NULL. */
-cli_import_fn cli_load_import(o2m_diag *diag);
+/* Loads the plugin for importing to `target` (o2m_target); on failure
+ * fills diag and returns NULL. */
+cli_import_fn cli_load_import(int target, o2m_diag *diag);
 struct o2m_plugin;
-/* Loads the plugin and returns its whole table (plugin/plugin.h); on
+/* Loads the full plugin and returns its table (plugin/plugin.h); on
  * failure fills diag and returns NULL. */
 const struct o2m_plugin *cli_load_plugin(o2m_diag *diag);
 

@@ -77,7 +77,7 @@ int cmd_import(int argc, char **argv) {
   o2m_diag diag = cli_diag();
   progress_state progress = {{0, 0}, 0};
   clock_gettime(CLOCK_MONOTONIC, &progress.start);
-  cli_import_fn import = cli_load_import(&diag);
+  cli_import_fn import = cli_load_import(target, &diag);
   if (!import) return cli_report(&diag);
   o2m_load_options options = {data_dir, 0};
   o2m_model *model = NULL;

@@ -70,7 +70,7 @@ static o2m_status concrete_type(o2m_model *m, const o2m_value *v, const o2m_tens
 }
 
 /* Inputs that decide output shapes or structure rather than carry data:
- * axes, shapes, pads, repeats, slice bounds, K, sizes. A runtime input
+ * axes, shapes, pads, repeats, slice bounds, K, sizes, scales. A runtime input
  * whose every consumer reads it in such a position is specialized on its
  * value, like its shape; data operands never are, so their computation
  * still runs in the generated code. Bit i marks input i. */
@@ -78,15 +78,15 @@ static const struct {
   const char *op; /* default domain; a trailing '*' matches a prefix */
   unsigned inputs;
 } parameter_inputs[] = {
-    {"Reshape", 1u << 1},  {"Expand", 1u << 1},     {"Tile", 1u << 1},
-    {"Slice", 0x1eu},      {"Pad", 0xau},           {"Reduce*", 1u << 1},
-    {"TopK", 1u << 1},     {"CumSum", 1u << 1},     {"Squeeze", 1u << 1},
-    {"Unsqueeze", 1u << 1}, {"Split", 1u << 1},     {"Range", 0x7u},
-    {"ConstantOfShape", 1u}, {"OneHot", 1u << 1},   {"Resize", 0xeu},
-    {"Upsample", 1u << 1}, {"Trilu", 1u << 1},      {"CenterCropPad", 1u << 1},
-    {"Col2Im", 0x6u},      {"MaxUnpool", 1u << 2},  {"DFT", 0x6u},
-    {"STFT", 0xau},        {"HannWindow", 1u},      {"HammingWindow", 1u},
-    {"BlackmanWindow", 1u}, {"MelWeightMatrix", 0x7u},
+    {"Reshape", 1u << 1},       {"Expand", 1u << 1},        {"Tile", 1u << 1},
+    {"Slice", 0x1eu},           {"Pad", 0xau},              {"Reduce*", 1u << 1},
+    {"TopK", 1u << 1},          {"CumSum", 1u << 1},        {"CumProd", 1u << 1},
+    {"Squeeze", 1u << 1},       {"Unsqueeze", 1u << 1},     {"Split", 1u << 1},
+    {"Range", 0x7u},            {"ConstantOfShape", 1u},    {"OneHot", 1u << 1},
+    {"Resize", 0xeu},           {"Upsample", 1u << 1},      {"Trilu", 1u << 1},
+    {"CenterCropPad", 1u << 1}, {"Col2Im", 0x6u},           {"MaxUnpool", 1u << 2},
+    {"DFT", 0x6u},              {"STFT", 0xau},             {"HannWindow", 1u},
+    {"HammingWindow", 1u},      {"BlackmanWindow", 1u},     {"MelWeightMatrix", 0x7u},
 };
 
 static int op_matches(const char *pattern, const char *op) {
@@ -103,9 +103,9 @@ static int is_parameter_use(const o2m_node *n, int input) {
   return 0;
 }
 
-/* Whether a small integer runtime input is only ever read as a parameter. */
+/* Whether a small runtime input is only ever read as a parameter. */
 static int is_parameter_input(const o2m_graph *g, const o2m_value *v, const o2m_tensor *t) {
-  if ((t->dtype != O2M_DT_INT64 && t->dtype != O2M_DT_INT32) || t->count > 64) return 0;
+  if (t->dtype == O2M_DT_STRING || t->count > 64) return 0;
   int uses = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     const o2m_node *n = g->nodes[i];

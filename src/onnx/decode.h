@@ -37,6 +37,10 @@ typedef struct o2m_decoder {
   const uint8_t *base; /* start of the buffer: byte offsets */
   const o2m_where *where;
   int depth;
+  /* base is the model's own file mapping: pages the decoder has moved past
+   * are released as it goes (see o2m_dec_next) */
+  int release;
+  const uint8_t *release_mark; /* released below this point in this pass */
 } o2m_decoder;
 
 /* ---- context and errors (decode_common.c) ---- */

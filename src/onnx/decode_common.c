@@ -3,8 +3,11 @@
  * the field readers that check wire types before trusting a field. */
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "onnx/decode.h"
 #include "util/diag.h"
@@ -109,9 +112,31 @@ o2m_status o2m_dec_done(const o2m_decoder *d, o2m_status st, int r) {
   return st ? st : r < 0 ? d->diag->status : O2M_OK;
 }
 
+/* Reading a header makes the kernel map up to a megabyte of the file
+ * around it, so without this every weight byte would end up resident
+ * though never read. A pass walks the file forward: once it is 2 MiB past
+ * the last release point, the pages behind it (but the last 64 KiB) are
+ * dropped from the process. Views into them stay valid: the bytes come
+ * back from the page cache when read. */
+static void release_behind(o2m_decoder *d, const uint8_t *pos) {
+  enum { STEP = 2 << 20, KEEP = 64 << 10 };
+  if (!d->release) return;
+  if (!d->release_mark || pos < d->release_mark) { /* a pass begins */
+    d->release_mark = pos;
+    return;
+  }
+  if ((size_t)(pos - d->release_mark) < STEP) return;
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t from = (uintptr_t)d->release_mark & ~(page - 1);
+  uintptr_t to = (uintptr_t)(pos - KEEP) & ~(page - 1);
+  if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+  d->release_mark = pos - KEEP;
+}
+
 int o2m_dec_next(o2m_decoder *d, o2m_wire *w, o2m_wire_field *f) {
   o2m_wire_error err;
   int r = o2m_wire_next(w, f, &err);
+  if (r > 0) release_behind(d, d->base + f->offset);
   if (r < 0) o2m_dec_wire_fail(d, &err);
   return r;
 }

@@ -286,6 +286,7 @@ o2m_status o2m_decode_model(o2m_model *model, const uint8_t *bytes,
       .diag = diag,
       .file = file,
       .base = bytes,
+      .release = model->n_mappings > 0 && bytes == model->mappings[0].addr,
   };
   model->producer_name = model->producer_version = model->domain =
       model->doc = "";
