@@ -47,12 +47,6 @@ static o2m_status map_fd(int fd, const char *path, o2m_mapping *out, o2m_diag *d
   int err = errno;
   close(fd);
   if (addr == MAP_FAILED) return io_fail(diag, path, "map", err);
-  /* Reading skips over weights: keep the kernel from mapping them in with
-   * the headers around them (huge-page mappings, read-ahead), which would
-   * count every weight byte in our resident size. Advice only: failure is
-   * harmless. */
-  madvise(addr, size, MADV_NOHUGEPAGE);
-  madvise(addr, size, MADV_RANDOM);
   out->addr = addr;
   out->size = size;
   return O2M_OK;
