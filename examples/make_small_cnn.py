@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Writes examples/small_cnn.onnx: a small image classifier (two conv blocks,
 global pooling, a dense layer, softmax) with a symbolic batch dimension and
-deterministic weights. Test-data tooling only; the product never runs Python.
-Usage: /usr/bin/python3 examples/make_small_cnn.py [OUT]"""
-import sys
+deterministic weights, and examples/small_cnn_inputs/input_0.pb: a batch of
+two 28x28 images (a vertical bar, a ring). Test-data tooling only; the
+product never runs Python.
+Usage: /usr/bin/python3 examples/make_small_cnn.py"""
+import os
 
 import numpy as np
 import onnx
@@ -42,4 +44,12 @@ model = helper.make_model(graph, producer_name="onnx2mlir-examples",
                           opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
 onnx.checker.check_model(model)
-onnx.save(model, sys.argv[1] if len(sys.argv) > 1 else "examples/small_cnn.onnx")
+onnx.save(model, "examples/small_cnn.onnx")
+
+yy, xx = np.mgrid[0:28, 0:28]
+bar = (abs(xx - 14) < 3).astype(np.float32)
+ring = (abs(np.hypot(yy - 13.5, xx - 13.5) - 8) < 2).astype(np.float32)
+images = np.stack([bar, ring])[:, None]
+os.makedirs("examples/small_cnn_inputs", exist_ok=True)
+with open("examples/small_cnn_inputs/input_0.pb", "wb") as f:
+    f.write(numpy_helper.from_array(images, "image").SerializeToString())

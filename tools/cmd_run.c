@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -19,7 +20,8 @@
 
 static const char run_help[] =
     "usage: onnx2mlir run MODEL [--target linalg|tosa|stablehlo] [--input NAME=FILE]...\n"
-    "                           [--inputs DIR] [-o OUTDIR] [--npy] [--data-dir DIR] [-O LEVEL]\n\n"
+    "                           [--inputs DIR] [-o OUTDIR] [--npy] [--data-dir DIR] [-O LEVEL]\n"
+    "                           [--repeat N]\n\n"
     "Compiles an ONNX model for the host (MLIR's JIT), specialised to the shapes of\n"
     "the given inputs, runs it once and writes or prints its outputs.\n\n"
     "  --target T        linalg (default); tosa, stablehlo: not implemented yet\n"
@@ -32,7 +34,11 @@ static const char run_help[] =
     "                    values\n"
     "  --npy             write output_<i>.npy instead\n"
     "  --data-dir DIR    where the model's external data lives\n"
-    "  -O LEVEL          LLVM optimisation level 0..3 (default 2)\n\n"
+    "  -O LEVEL          LLVM optimisation level 0..3 (default 2)\n"
+    "  --repeat N        call the compiled code N times (outputs: the last call's)\n"
+    "                    and print to stderr the time of each step: load (reading\n"
+    "                    the model), emit (specialising, emitting MLIR), compile\n"
+    "                    (verifying, lowering, JIT), run (median and min per call)\n\n"
     "MODEL may be a .mlir/.mlirbc file in the Linalg form (as `import --to linalg`\n"
     "writes it): its @main is run, --inputs reads input_0.pb, input_1.pb, ... while\n"
     "they exist, and --input takes the argument's position as NAME.\n";
@@ -40,6 +46,8 @@ static const char run_help[] =
 typedef struct run_args {
   const char *model, *target, *inputs_dir, *out_dir, *data_dir;
   int npy, opt_level;
+  int repeat; /* 0: no --repeat (one call, no timings printed) */
+  double load_ms;
   int n_named;
   char **named; /* NAME=FILE, pointing into argv */
 } run_args;
@@ -66,6 +74,11 @@ static int parse_args(int argc, char **argv, run_args *a) {
     } else if (cli_flag_value(argc, argv, &i, "-O", &v) || (strncmp(argv[i], "-O", 2) == 0 && (v = argv[i] + 2))) {
       if (!v || strlen(v) != 1 || v[0] < '0' || v[0] > '3') return cli_usage_error("run", "-O takes 0, 1, 2 or 3");
       a->opt_level = v[0] - '0';
+    } else if (cli_flag_value(argc, argv, &i, "--repeat", &v)) {
+      char *end = NULL;
+      long n = v ? strtol(v, &end, 10) : 0;
+      if (!v || *end || n < 1 || n > 1000000) return cli_usage_error("run", "--repeat takes a count from 1 to 1000000");
+      a->repeat = (int)n;
     } else if (strcmp(argv[i], "--npy") == 0) {
       a->npy = 1;
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -188,7 +201,8 @@ static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_mo
   if (!inputs) return out_of_memory(diag);
   int rc = read_inputs(a, model, arena, inputs, &n, MAX_INPUTS, diag);
   if (rc) return rc;
-  o2m_run_options options = {O2M_TARGET_LINALG, a->opt_level, NULL, NULL};
+  o2m_run_timings timings = {0};
+  o2m_run_options options = {O2M_TARGET_LINALG, a->opt_level, NULL, NULL, a->repeat, &timings};
   o2m_run_phase phase;
   int n_out = model ? model->graph->n_outputs : 0;
   o2m_tensor **outputs = model ? o2m_arena_array(arena, (size_t)n_out + 1, sizeof(o2m_tensor *)) : NULL;
@@ -198,6 +212,10 @@ static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_mo
                        : plugin->run_mlir_file(a->model, NULL, &options, n, in, &n_out, &outputs, arena, &phase,
                                                diag);
   if (s) return cli_report(diag);
+  if (a->repeat)
+    fprintf(stderr, "load: %.1f ms, emit: %.1f ms, compile: %.1f ms, run: median %.3f ms over %d (min %.3f ms)\n",
+            a->load_ms, timings.emit_ms, timings.compile_ms, timings.run_median_ms, timings.runs,
+            timings.run_min_ms);
   return write_outputs(a, n_out, outputs, arena, diag);
 }
 
@@ -223,7 +241,11 @@ int cmd_run(int argc, char **argv) {
   o2m_model *model = NULL;
   int is_mlir = ends_with(a.model ? a.model : "", ".mlir") || ends_with(a.model ? a.model : "", ".mlirbc");
   o2m_load_options lo = {a.data_dir, 0};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!rc && !is_mlir && o2m_model_load(a.model, &lo, &model, &diag)) rc = cli_report(&diag);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  a.load_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
   o2m_arena arena = {0};
   if (!rc) rc = run_loaded(&a, plugin, model, &arena, &diag);
   o2m_arena_free(&arena);

@@ -1,7 +1,11 @@
 /* run.c - o2m_run_model and o2m_run_mlir_file (see run.h): the phases of
- * running, each reported before it starts, and the table from target to
- * the emitter that builds an MLIR module in memory.
+ * running, each reported before it starts and timed (o2m_run_timings), the
+ * repeated calls of `run --repeat`, and the table from target to the
+ * emitter that builds an MLIR module in memory.
  */
+
+#include <stdlib.h>
+#include <time.h>
 
 #include "core/core.h"
 #include "emit/emit.h"
@@ -31,6 +35,7 @@ static const char entry_name[] = "main";
 typedef struct run_state {
   const o2m_run_options *options;
   o2m_run_phase *failed;
+  o2m_run_timings timings; /* copied to options->timings on success */
 } run_state;
 
 static void enter(run_state *r, o2m_run_phase phase) {
@@ -38,10 +43,47 @@ static void enter(run_state *r, o2m_run_phase phase) {
   if (r->options->on_phase) r->options->on_phase(r->options->on_phase_user, phase);
 }
 
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Calls the compiled code options->repeat times, timing each call; the
+ * outputs of all calls but the last go to a scratch arena freed at once. */
+static o2m_status call_repeated(run_state *r, o2m_exec *exec, int n_inputs, const o2m_tensor *const *inputs,
+                                int n, o2m_tensor **outs, o2m_arena *arena, o2m_diag *diag) {
+  int runs = r->options->repeat > 1 ? r->options->repeat : 1;
+  double *ms = malloc((size_t)runs * sizeof(double));
+  if (!ms) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  o2m_status s = O2M_OK;
+  for (int i = 0; i < runs && !s; i++) {
+    o2m_arena scratch = {0};
+    double t0 = now_ms();
+    s = o2m_exec_call(exec, n_inputs, inputs, n, outs, i + 1 < runs ? &scratch : arena, diag);
+    ms[i] = now_ms() - t0;
+    o2m_arena_free(&scratch);
+  }
+  if (!s) {
+    qsort(ms, (size_t)runs, sizeof(double), compare_doubles);
+    r->timings.run_min_ms = ms[0];
+    r->timings.run_median_ms = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
+    r->timings.runs = runs;
+  }
+  free(ms);
+  return s;
+}
+
 /* Verifies, compiles (consuming `module`) and calls; then frees. */
 static o2m_status compile_and_call(run_state *r, MlirModule module, const char *entry, int n_inputs,
                                    const o2m_tensor *const *inputs, int *n_outputs, o2m_tensor ***outputs,
                                    int expected_outputs, o2m_arena *arena, o2m_diag *diag) {
+  double t0 = now_ms();
   enter(r, O2M_PHASE_VERIFY);
   o2m_status s = o2m_exec_verify(module, diag);
   if (s) {
@@ -52,6 +94,7 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
   o2m_exec *exec = NULL;
   o2m_exec_options eo = {r->options->opt_level};
   if ((s = o2m_exec_compile(module, entry, &eo, &exec, diag))) return s;
+  r->timings.compile_ms = now_ms() - t0;
   enter(r, O2M_PHASE_RUN);
   int n = o2m_exec_output_count(exec);
   if (expected_outputs >= 0 && n != expected_outputs)
@@ -59,15 +102,16 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
                  expected_outputs);
   o2m_tensor **outs = s ? NULL : o2m_arena_array(arena, (size_t)n + 1, sizeof(o2m_tensor *));
   if (!s && !outs) s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  if (!s) s = o2m_exec_call(exec, n_inputs, inputs, n, outs, arena, diag);
+  if (!s) s = call_repeated(r, exec, n_inputs, inputs, n, outs, arena, diag);
   o2m_exec_free(exec);
   if (s) return s;
+  if (r->options->timings) *r->options->timings = r->timings;
   *n_outputs = n;
   *outputs = outs;
   return O2M_OK;
 }
 
-static const o2m_run_options default_options = {O2M_TARGET_LINALG, 2, NULL, NULL};
+static const o2m_run_options default_options = {O2M_TARGET_LINALG, 2, NULL, NULL, 1, NULL};
 
 static o2m_status target_builder(const o2m_run_options *o, module_builder *out, o2m_diag *diag) {
   if ((unsigned)o->target >= sizeof(builders) / sizeof(builders[0]))
@@ -94,6 +138,7 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
                          o2m_run_phase *failed, o2m_diag *diag) {
   o2m_run_phase ignored;
   run_state r = {options ? options : &default_options, failed ? failed : &ignored};
+  double t0 = now_ms();
   module_builder build = NULL;
   *r.failed = O2M_PHASE_EMIT;
   o2m_status s = target_builder(r.options, &build, diag);
@@ -104,6 +149,7 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   MlirContext mc = o2m_exec_context_create();
   MlirModule module;
   s = build(model, mc, &module, diag);
+  r.timings.emit_ms = now_ms() - t0;
   int n_out = 0;
   o2m_tensor **outs = NULL;
   if (!s)
@@ -121,12 +167,14 @@ o2m_status o2m_run_mlir_file(const char *path, const char *entry, const o2m_run_
                              o2m_tensor ***outputs, o2m_arena *arena, o2m_run_phase *failed, o2m_diag *diag) {
   o2m_run_phase ignored;
   run_state r = {options ? options : &default_options, failed ? failed : &ignored};
+  double t0 = now_ms();
   enter(&r, O2M_PHASE_READ);
   MlirContext mc = o2m_exec_context_create();
   exec_errors errors;
   exec_capture_begin(&errors, mc);
   MlirModule module = mlirModuleCreateParseFromFile(mc, mlirStringRefCreateFromCString(path));
   exec_capture_end(&errors);
+  r.timings.emit_ms = now_ms() - t0;
   o2m_status s = O2M_OK;
   if (mlirModuleIsNull(module))
     s = o2m_fail(diag, O2M_ERR_PARSE, "%s: not a valid MLIR file: %s", path,

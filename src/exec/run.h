@@ -24,12 +24,28 @@ typedef enum o2m_run_phase {
   O2M_PHASE_COUNT
 } o2m_run_phase;
 
+/* Where the time of one run went, in milliseconds of CLOCK_MONOTONIC (for
+ * `run --repeat`, benchmarks). */
+typedef struct o2m_run_timings {
+  double emit_ms;       /* specialising to the input shapes and emitting MLIR
+                           (for an MLIR file: parsing it) */
+  double compile_ms;    /* MLIR's verifier, lowering to LLVM, JIT compiling */
+  double run_median_ms; /* one call of the compiled code, copying the */
+  double run_min_ms;    /* inputs in and the outputs out included */
+  int runs;             /* how many calls were timed (options->repeat) */
+} o2m_run_timings;
+
 typedef struct o2m_run_options {
   o2m_target target; /* O2M_TARGET_LINALG; others are not implemented */
   int opt_level;     /* LLVM optimisation level 0..3 */
   /* Called as each phase starts (e.g. to report a crash's phase). */
   void (*on_phase)(void *user, o2m_run_phase phase);
   void *on_phase_user;
+  /* Calls of the compiled code (compiled once); below 1 means 1. The
+   * outputs are those of the last call. */
+  int repeat;
+  /* Filled on success when not NULL. */
+  o2m_run_timings *timings;
 } o2m_run_options;
 
 /* Specialises `model` to the shapes of `inputs` (one per runtime input,

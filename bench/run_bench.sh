@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# run_bench.sh - our import+compile time and run latency against onnxruntime
+# (npm onnxruntime-node, one thread), measured in the same run, for a
+# ResNet-style CNN and a small transformer encoder (make_run_models.py).
+# Checks first that both give the same outputs (rtol 1e-3, atol 1e-4).
+#   ours: `onnx2mlir run --repeat N`: load + emit + compile once, N calls
+#   ort:  bench/ort_time.mjs: InferenceSession.create, N session.run calls
+# Run times are medians over N calls (the first call included, no separate
+# warmup, on both sides); copying inputs in and outputs out is included.
+#   usage: bench/run_bench.sh [BUILD_DIR] [N]   (default: build 20; files in bench/out)
+set -eu
+cd "$(dirname "$0")/.."
+build=${1:-build}
+runs=${2:-20}
+out=bench/out
+tool="$build/onnx2mlir"
+[ -x "$tool" ] || { echo "no $tool: build first (cmake --build $build)" >&2; exit 2; }
+mkdir -p "$out"
+for m in resnet_small encoder_small; do
+  [ -f "$out/$m.onnx" ] && [ -f "$out/${m}_x.npy" ] || { /usr/bin/python3 bench/make_run_models.py "$out"; break; }
+done
+if [ ! -f bench/node_modules/onnxruntime-node/package.json ]; then
+  # --ignore-scripts: the CPU library ships in the package; the install
+  # script would only try to download GPU parts.
+  (cd bench && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi
+
+results="$out/results.txt"
+: >"$results"
+for m in resnet_small encoder_small; do
+  echo "== $m: onnxruntime, $runs runs" >&2
+  ort=$(node bench/ort_time.mjs "$out/$m.onnx" "$out/${m}_x.npy" "$out/ort_$m.npy" "$runs")
+  echo "== $m: onnx2mlir run --repeat $runs" >&2
+  rm -rf "$out/ours_$m"
+  if ! "$tool" run "$out/$m.onnx" --input "input=$out/${m}_x.npy" -o "$out/ours_$m" --npy \
+       --repeat "$runs" 2>"$out/ours_$m.err"; then
+    echo "onnx2mlir run failed on $m:" >&2
+    cat "$out/ours_$m.err" >&2
+    exit 1
+  fi
+  ours=$(grep '^load: ' "$out/ours_$m.err")
+  echo "$m|$ours|$ort" >>"$results"
+done
+
+/usr/bin/python3 - "$results" "$out" <<'EOF'
+import json, re, sys
+import numpy as np
+results, out = sys.argv[1], sys.argv[2]
+rows, ok = [], True
+for line in open(results):
+    model, ours, ort = line.rstrip("\n").split("|")
+    v = dict((k, float(x)) for k, x in re.findall(r"(load|emit|compile|median|min) ([0-9.]+)", ours.replace(":", "")))
+    o = json.loads(ort)
+    a, b = np.load(f"{out}/ours_{model}/output_0.npy"), np.load(f"{out}/ort_{model}.npy")
+    same = a.shape == b.shape and np.allclose(a, b, rtol=1e-3, atol=1e-4)
+    ok &= same
+    diff = float(np.max(np.abs(a.astype(np.float64) - b))) if a.shape == b.shape else float("nan")
+    print(f"{model}: output {list(a.shape)} max abs diff vs onnxruntime {diff:.3g} "
+          f"({'ok' if same else 'MISMATCH'} at rtol 1e-3, atol 1e-4)")
+    compile_ms = v["load"] + v["emit"] + v["compile"]
+    rows.append((model, compile_ms, v["median"], o["create_ms"], o["median_ms"], v, o))
+print(f"\nmedian of {rows[0][6]['n']} runs each, onnxruntime-node {rows[0][6]['version']} on 1 thread; "
+      "ours: load+emit+compile (JIT, -O2)")
+head = ("model", "ours import+compile ms", "ours run ms", "ort create ms", "ort run ms",
+        "compile ours/ort", "run ours/ort")
+print("| " + " | ".join(head) + " |")
+print("|" + "---|" * len(head))
+for model, c, r, oc, orun, v, o in rows:
+    print(f"| {model} | {c:.0f} | {r:.2f} | {oc:.0f} | {orun:.2f} | {c / oc:.1f} | {r / orun:.1f} |")
+print("\nbreakdown (ms): " + "; ".join(
+    f"{m}: load {v['load']:.1f}, emit {v['emit']:.1f}, compile {v['compile']:.1f}, run min {v['min']:.2f} "
+    f"(ort run min {o['min_ms']:.2f})" for m, _, _, _, _, v, o in rows))
+sys.exit(0 if ok else 1)
+EOF
