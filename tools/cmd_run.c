@@ -162,7 +162,7 @@ static void print_output(int index, const o2m_tensor *t) {
   printf("output %d '%s': %s [", index, t->name ? t->name : "", o2m_dtype_name(t->dtype));
   for (int k = 0; k < t->rank; k++) printf("%s%lld", k ? "," : "", (long long)t->dims[k]);
   printf("]\n ");
-  enum { SHOWN = 16 };
+  enum { SHOWN = 32 };
   for (int64_t i = 0; i < t->count && i < SHOWN; i++) {
     char text[96];
     o2m_format_element(t, i, text, sizeof(text));
