@@ -83,12 +83,13 @@ o2m_status o2m_exec_verify(MlirModule module, o2m_diag *diag) {
 /* ---- the pipeline ---------------------------------------------------- */
 
 /* In order. Bufferization gives every function boundary an identity
- * layout, so results come back contiguous; the deallocation pipeline frees
- * temporaries and hands every returned buffer to the caller. Math ops on
- * f16/bf16 are computed in f32; those LLVM has no intrinsic for become
- * libm calls (resolved in-process by the JIT). */
+ * layout, so results come back contiguous, and lets a loop yield a new
+ * buffer each iteration (a carried tensor that grows); the deallocation
+ * pipeline frees temporaries and hands every returned buffer to the
+ * caller. Math ops on f16/bf16 are computed in f32; those LLVM has no
+ * intrinsic for become libm calls (resolved in-process by the JIT). */
 static const char *const lowering[] = {
-    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+    "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
     "buffer-deallocation-pipeline",
     "convert-bufferization-to-memref",
     "func.func(convert-linalg-to-loops)",

@@ -284,6 +284,7 @@ typedef struct o2m_mapping {
   void *addr;
   size_t size;
   const char *path;
+  uint64_t dev, ino; /* the file mapped (o2m_mapping_copy checks it) */
 } o2m_mapping;
 
 /* The public handle (opaque in onnx2mlir.h). */

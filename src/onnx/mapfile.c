@@ -2,7 +2,9 @@
  * An empty file maps to size 0 without calling mmap; anything that is not
  * a regular file is refused. o2m_map_file_inside also checks, on the open
  * file itself (no window between check and use), that it lies inside a
- * directory. */
+ * directory. o2m_mapping_copy writes mapped bytes to a file without
+ * bringing them into the process. */
+#define _GNU_SOURCE /* copy_file_range */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,6 +41,8 @@ static o2m_status map_fd(int fd, const char *path, o2m_mapping *out, o2m_diag *d
     return o2m_fail(diag, O2M_ERR_IO, "%s: too large to map", path);
   }
   size_t size = (size_t)st.st_size;
+  out->dev = (uint64_t)st.st_dev;
+  out->ino = (uint64_t)st.st_ino;
   if (size == 0) {
     close(fd);
     return O2M_OK;
@@ -83,6 +87,38 @@ o2m_status o2m_map_file_inside(const char *path, const char *dir, o2m_mapping *o
     }
   }
   return map_fd(fd, path, out, diag);
+}
+
+/* Copies up to len bytes at src (inside `m`) to out_fd through the kernel;
+ * returns how many it copied. */
+static size_t copy_range(const o2m_mapping *m, const uint8_t *src, size_t len, int out_fd) {
+  int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st;
+  size_t done = 0;
+  /* the file at the path must still be the one mapped */
+  if (fstat(fd, &st) == 0 && (uint64_t)st.st_dev == m->dev && (uint64_t)st.st_ino == m->ino &&
+      (uint64_t)st.st_size >= m->size) {
+    off_t offset = (off_t)(src - (const uint8_t *)m->addr);
+    while (done < len) {
+      ssize_t n = copy_file_range(fd, &offset, out_fd, NULL, len - done, 0);
+      if (n <= 0) break;
+      done += (size_t)n;
+    }
+  }
+  close(fd);
+  return done;
+}
+
+size_t o2m_mapping_copy(const o2m_mapping *mappings, int n, const void *ptr, size_t len,
+                        int out_fd) {
+  const uint8_t *p = ptr;
+  for (int i = 0; i < n; i++) {
+    const uint8_t *base = mappings[i].addr;
+    if (base && p >= base && len <= mappings[i].size && (size_t)(p - base) <= mappings[i].size - len)
+      return copy_range(&mappings[i], p, len, out_fd);
+  }
+  return 0;
 }
 
 void o2m_unmap_file(o2m_mapping *mapping) {

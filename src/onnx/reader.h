@@ -19,6 +19,13 @@ o2m_status o2m_map_file(const char *path, o2m_mapping *out, o2m_diag *diag);
 o2m_status o2m_map_file_inside(const char *path, const char *dir, o2m_mapping *out,
                                o2m_diag *diag);
 void o2m_unmap_file(o2m_mapping *mapping);
+/* When [ptr, ptr+len) lies in one of the n mappings, copies it to out_fd
+ * (at its file position) with copy_file_range, which moves the bytes
+ * inside the kernel (or shares the blocks) without bringing them into the
+ * process; returns how many bytes it copied (0: none, the caller writes
+ * them; less than len: the caller writes the rest). */
+size_t o2m_mapping_copy(const o2m_mapping *mappings, int n, const void *ptr, size_t len,
+                        int out_fd);
 
 /* Decodes a ModelProto held in `bytes` into `model` (whose arena, path and
  * base_dir the caller set). Views into `bytes` are kept: they must outlive

@@ -17,6 +17,7 @@
 #include <mlir-c/Dialect/Func.h>
 
 #include "emit/torch/torch_internal.h"
+#include "onnx/reader.h"
 #include "util/diag.h"
 
 MlirStringRef torch_str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -89,6 +90,7 @@ enum { SINK_CHUNK = 1 << 16 };
 
 typedef struct file_sink {
   FILE *out;
+  const o2m_model *model; /* its file mappings, for weights (see below) */
   int failed;
   size_t len;
   char buf[SINK_CHUNK];
@@ -105,7 +107,15 @@ static void write_to_file(MlirStringRef s, void *user) {
   file_sink *sink = user;
   if (sink->len + s.length > sizeof(sink->buf)) flush_sink(sink);
   if (s.length >= sizeof(sink->buf)) {
-    if (!sink->failed && fwrite(s.data, 1, s.length, sink->out) != s.length)
+    /* A large piece is a weight blob, handed over where it lies in the
+     * model's file mapping: the kernel copies it into the output file
+     * without the bytes passing through this process. */
+    size_t copied = 0;
+    if (!sink->failed && fflush(sink->out) == 0)
+      copied = o2m_mapping_copy(sink->model->mappings, sink->model->n_mappings, s.data, s.length,
+                                fileno(sink->out));
+    size_t rest = s.length - copied;
+    if (!sink->failed && rest && fwrite(s.data + copied, 1, rest, sink->out) != rest)
       sink->failed = 1;
     return;
   }
@@ -117,6 +127,7 @@ static o2m_status write_module(o2m_torch *em, MlirOperation module, FILE *out) {
   file_sink *sink = malloc(sizeof(*sink));
   if (!sink) return torch_fail(em, O2M_ERR_NOMEM, "out of memory");
   sink->out = out;
+  sink->model = em->model;
   sink->failed = 0;
   sink->len = 0;
   if (em->options->bytecode) {
