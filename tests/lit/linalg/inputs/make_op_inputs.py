@@ -6,28 +6,12 @@ Debian's python3-onnx:
     /usr/bin/python3 make_op_inputs.py
 """
 import numpy as np
-import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
-from onnx import numpy_helper as nh
+
+from lit_models import V, init, model, npy
 
 F, H, I, I32, U8, B = T.FLOAT, T.FLOAT16, T.INT64, T.INT32, T.UINT8, T.BOOL
-V = h.make_tensor_value_info
-
-
-def model(name, nodes, inputs, outputs, inits=(), opset=23):
-    g = h.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
-    m.ir_version = 8
-    onnx.save(m, f"{name}.onnx")
-
-
-def npy(name, a):
-    np.save(f"{name}.npy", a)
-
-
-def init(name, a):
-    return nh.from_array(a, name)
 
 
 # elementwise: broadcasting over a symbolic dim, integer and f16 bodies

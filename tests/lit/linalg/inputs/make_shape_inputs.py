@@ -5,24 +5,12 @@ inputs for them. Run from tests/lit/linalg/inputs with Debian's python3-onnx:
     /usr/bin/python3 make_shape_inputs.py
 """
 import numpy as np
-import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
+from lit_models import V, model, npy
 
 F, I = T.FLOAT, T.INT64
-V = h.make_tensor_value_info
-
-
-def model(name, nodes, inputs, outputs, inits=(), opset=23):
-    g = h.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
-    m.ir_version = 8
-    onnx.save(m, f"{name}.onnx")
-
-
-def npy(name, a):
-    np.save(f"{name}.npy", a)
 
 
 # re-shaping with symbolic dims and runtime shapes
