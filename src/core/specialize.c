@@ -70,10 +70,11 @@ static o2m_status concrete_type(o2m_model *m, const o2m_value *v, const o2m_tens
 }
 
 /* Inputs that decide output shapes or structure rather than carry data:
- * axes, shapes, pads, repeats, slice bounds, K, sizes, scales. A runtime input
- * whose every consumer reads it in such a position is specialized on its
- * value, like its shape; data operands never are, so their computation
- * still runs in the generated code. Bit i marks input i. */
+ * axes, shapes, pads, repeats, slice bounds, K, sizes, scales, a dropout's
+ * ratio and training mode. A runtime input whose every consumer reads it
+ * in such a position is specialized on its value, like its shape; data
+ * operands never are, so their computation still runs in the generated
+ * code. Bit i marks input i. */
 static const struct {
   const char *op; /* default domain; a trailing '*' matches a prefix */
   unsigned inputs;
@@ -87,6 +88,7 @@ static const struct {
     {"CenterCropPad", 1u << 1}, {"Col2Im", 0x6u},           {"MaxUnpool", 1u << 2},
     {"DFT", 0x6u},              {"STFT", 0xau},             {"HannWindow", 1u},
     {"HammingWindow", 1u},      {"BlackmanWindow", 1u},     {"MelWeightMatrix", 0x7u},
+    {"Dropout", 0x6u},
 };
 
 static int op_matches(const char *pattern, const char *op) {
