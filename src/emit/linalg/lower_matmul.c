@@ -76,19 +76,24 @@ static o2m_status contract(lw_ctx *cx, const contraction *c, o2m_dtype acc, Mlir
   char iters[MAX_LABELS + 1];
   int64_t out_sizes[MAX_LABELS];
   MlirValue out_dims[MAX_LABELS];
+  /* Loop order: the output's dims but its last, the reductions, then the
+   * output's last dim innermost, so that loops over contiguous rows of the
+   * accumulator and of the right operand run innermost (i, k, j for a
+   * matrix product) and vectorize. */
+  int last = c->out_rank - 1;
   for (int j = 0; j < c->out_rank; j++) {
     label_info *l = &info[c->out_labels[j]];
     if (!l->present) return lw_error(cx, "output label %d is in no operand", c->out_labels[j]);
-    l->loop = n_loops;
-    iters[n_loops++] = 'p';
     out_sizes[j] = l->size;
     out_dims[j] = l->size < 0 ? lw_dim(cx, c->ins[l->in], l->dim) : (MlirValue){NULL};
+    if (j != last) l->loop = n_loops, iters[n_loops++] = 'p';
   }
   for (int label = 0; label < MAX_LABELS; label++) {
     int is_out = 0;
     for (int j = 0; j < c->out_rank; j++) is_out |= c->out_labels[j] == label;
     if (info[label].present && !is_out) info[label].loop = n_loops, iters[n_loops++] = 'r';
   }
+  if (last >= 0) info[c->out_labels[last]].loop = n_loops, iters[n_loops++] = 'p';
   iters[n_loops] = 0;
   MlirAttribute maps[MAX_OPERANDS + 1];
   for (int i = 0; i < c->n_in; i++) {

@@ -15,9 +15,15 @@
  *                     that make sparse values (Constant) yield dense ones
  *
  * Nested torch types drop the !torch. prefix, as torch's printer does.
- * torch-mlir's importer maps FLOAT8E4M3FNUZ to f8E5M2FNUZ; this table uses
- * f8E4M3FNUZ, the type the data actually has. int2/uint2 (ONNX 1.20) map
- * to si2/ui2, which MLIR parses but torch-mlir's dtype check rejects.
+ * The element types follow torch-mlir's importer (ELEM_TYPE_TO_IR_TYPE_CB).
+ * Four ONNX types have no torch dtype: int2, uint2 (ONNX 1.20), float4e2m1
+ * and float8e8m0. The torch dialect's type verifier refuses them in a
+ * vtensor (isValidTorchDtype, lib/Dialect/Torch/IR/TorchTypes.cpp) and
+ * torch-mlir's importer stops at them ("Unknown ONNX tensor element type").
+ * Here a value of such a type is a vtensor without a dtype
+ * (!torch.vtensor<[2],unk>), so that torch-mlir still parses the model;
+ * the builtin type of a constant's value attribute (torch_builtin_tensor_type)
+ * keeps the exact element type (tensor<2xsi2>), so no data is lost.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +74,19 @@ static const char *element_name(o2m_dtype dtype) {
   return (unsigned)dtype < O2M_DT_COUNT ? element_text[dtype] : NULL;
 }
 
+/* Whether a torch value type can carry `dtype` (see the header). */
+static int is_torch_dtype(o2m_dtype dtype) {
+  switch (dtype) {
+  case O2M_DT_UINT2:
+  case O2M_DT_INT2:
+  case O2M_DT_FLOAT4E2M1:
+  case O2M_DT_FLOAT8E8M0:
+    return 0;
+  default:
+    return 1;
+  }
+}
+
 /* ---- a growable string with inline storage ----------------------------- */
 
 typedef struct text_buf {
@@ -114,8 +133,8 @@ static const char *add_type_text(text_buf *t, const o2m_type *type,
                                  int nested);
 
 static const char *add_tensor_text(text_buf *t, const o2m_type *type) {
-  const char *elem =
-      type->elem == O2M_DT_UNDEFINED ? "unk" : element_name(type->elem);
+  int no_dtype = type->elem == O2M_DT_UNDEFINED || !is_torch_dtype(type->elem);
+  const char *elem = no_dtype ? "unk" : element_name(type->elem);
   if (!elem) return "its element type is not a known ONNX data type";
   if (type->rank > 0 && !type->dims) return "its shape is missing";
   text_add(t, "vtensor<");
