@@ -27,10 +27,10 @@ o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
 
 /* Builds the Linalg module in `mc` (whose dialects it loads) without
  * printing it: `func.func @main` takes the runtime inputs and returns the
- * graph outputs, with llvm.emit_c_interface. copy_weights non-zero puts
- * weights in dense attributes instead of zero-copy resource blobs. */
+ * graph outputs, with llvm.emit_c_interface. for_jit non-zero: for the
+ * JIT's plain loop lowering (lw_ctx.for_jit in linalg/lower.h). */
 o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc,
-                                  int copy_weights, MlirModule *out,
+                                  int for_jit, MlirModule *out,
                                   o2m_diag *diag);
 
 #endif

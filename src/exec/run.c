@@ -18,7 +18,7 @@
 typedef o2m_status (*module_builder)(o2m_model *model, MlirContext mc, MlirModule *out, o2m_diag *diag);
 
 static o2m_status build_linalg(o2m_model *model, MlirContext mc, MlirModule *out, o2m_diag *diag) {
-  return o2m_emit_linalg_module(model, mc, 0, out, diag);
+  return o2m_emit_linalg_module(model, mc, 1, out, diag);
 }
 
 static const module_builder builders[] = {

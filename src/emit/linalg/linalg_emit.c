@@ -131,7 +131,7 @@ static void load_dialects(MlirContext mc) {
     mlirDialectHandleLoadDialect(handles[i], mc);
 }
 
-o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc, int copy_weights,
+o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc, int for_jit,
                                   MlirModule *out, o2m_diag *diag) {
   o2m_status s = o2m_transform_to_core(model, diag);
   if (s) return s;
@@ -149,7 +149,7 @@ o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc, int copy_wei
   cx.model = model;
   cx.diag = diag;
   cx.mc = mc;
-  cx.copy_weights = copy_weights;
+  cx.for_jit = for_jit;
   cx.loc = mlirLocationUnknownGet(mc);
   cx.module = mlirModuleCreateEmpty(cx.loc);
   s = build_function(&cx);

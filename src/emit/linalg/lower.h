@@ -48,7 +48,12 @@ typedef struct lw_ctx {
   lw_value_slot *values; /* o2m_value* -> MlirValue, open addressing */
   size_t values_cap, values_count;
   o2m_strmap types; /* type text -> MlirType (boxed) */
-  int copy_weights; /* non-zero: dense constants instead of resources */
+  /* Non-zero when the module goes to the JIT (run/test), whose pipeline
+   * lowers Linalg to plain loops without tiling or vectorization: the
+   * contractions and convolutions are then generics whose innermost loop
+   * runs along contiguous rows of the output, instead of the named ops a
+   * downstream compiler tiles and vectorizes itself. */
+  int for_jit;
 } lw_ctx;
 
 typedef o2m_status (*lw_lower_fn)(lw_ctx *cx);

@@ -82,13 +82,16 @@ static o2m_status conv_body(lw_ctx *cx, const MlirValue *args, MlirValue *yields
 }
 
 /* y [N, G, Fg, out...] (from `init`) += the convolution of the padded
- * input x and weight w. Loops: n g f o_1..o_s | c k_1..k_s. */
+ * input x and weight w. Loops: n g f o_1..o_s | c k_1..k_s, or for the JIT
+ * (lw_ctx.for_jit) n g f c k_1..k_s o_1..o_s, so that the innermost loop
+ * walks along an output row (and, at stride 1, an input row). */
 static o2m_status conv_generic(lw_ctx *cx, const conv_plan *p, MlirValue x, MlirValue w,
                                MlirValue init, MlirValue *result) {
   const lw_window *win = &p->win;
-  int s = win->n, n_loops = 4 + 2 * s, c_loop = 3 + s, k0 = 4 + s;
+  int s = win->n, n_loops = 4 + 2 * s;
+  int o0 = cx->for_jit ? 4 + s : 3, c_loop = cx->for_jit ? 3 : 3 + s, k0 = c_loop + 1;
   char iters[MAX_LOOPS + 1];
-  for (int l = 0; l < n_loops; l++) iters[l] = l < c_loop ? 'p' : 'r';
+  for (int l = 0; l < n_loops; l++) iters[l] = l < 3 || (l >= o0 && l < o0 + s) ? 'p' : 'r';
   iters[n_loops] = 0;
   lw_aff xm[LW_MAX_SPATIAL + 2], wm[LW_MAX_SPATIAL + 2], km[LW_MAX_SPATIAL + 1];
   xm[0] = lw_aff_dim(0);
@@ -101,7 +104,7 @@ static o2m_status conv_generic(lw_ctx *cx, const conv_plan *p, MlirValue x, Mlir
     wm[1] = lw_aff_dim(c_loop);
   }
   for (int i = 0; i < s; i++) {
-    xm[2 + i] = lw_aff_2(3 + i, win->stride[i], k0 + i, win->dilation[i], 0);
+    xm[2 + i] = lw_aff_2(o0 + i, win->stride[i], k0 + i, win->dilation[i], 0);
     wm[2 + i] = p->transposed ? lw_aff_2(k0 + i, -1, -1, 0, win->kernel[i] - 1) : lw_aff_dim(k0 + i);
     km[1 + i] = lw_aff_dim(k0 + i);
   }
@@ -116,7 +119,7 @@ static o2m_status conv_generic(lw_ctx *cx, const conv_plan *p, MlirValue x, Mlir
     maps[n_ins++] = lw_aff_map(cx, n_loops, 1 + s, km);
   }
   int out_exprs[3 + LW_MAX_SPATIAL];
-  for (int l = 0; l < 3 + s; l++) out_exprs[l] = l;
+  for (int l = 0; l < 3 + s; l++) out_exprs[l] = l < 3 ? l : o0 + l - 3;
   maps[n_ins] = lw_affine_map(cx, n_loops, 3 + s, out_exprs);
   lw_generic_spec spec = {n_loops, iters, n_ins, 1, ins, maps, &init, &maps[n_ins], conv_body, (void *)p};
   return lw_generic(cx, &spec, result);
@@ -325,7 +328,9 @@ o2m_status lw_lower_conv(lw_ctx *cx) {
   o2m_status s = conv_operands(cx, &x, &w, &b, &p, kernel);
   if (s || (s = lw_window_read(cx, x, kernel, &p.win))) return s;
   x = lw_window_pad(cx, x, &p.win, lw_const_scalar(cx, p.dtype, 0));
-  if (p.groups == 1 && p.win.n <= 3) {
+  /* the JIT takes the generic (its loop order) when the weight is static */
+  int generic_for_jit = cx->for_jit && lw_static_dim(w, 0) >= 0 && lw_static_dim(w, 1) >= 0;
+  if (p.groups == 1 && p.win.n <= 3 && !generic_for_jit) {
     s = named_conv(cx, &p, x, w, b, &y);
   } else {
     int64_t m = lw_static_dim(w, 0);

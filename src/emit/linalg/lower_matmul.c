@@ -9,7 +9,8 @@
  * the accumulator. A dim of static size 1 whose label is larger elsewhere
  * is broadcast (read at 0). f16/bf16 accumulate in f32 and are rounded
  * once at the end. MatMul uses linalg.matmul / linalg.batch_matmul when
- * the operands are plain 2-D / equal-batch 3-D of one dtype.
+ * the operands are plain 2-D / equal-batch 3-D of one dtype, except for
+ * the JIT (lw_ctx.for_jit): it gets the generic, whose loops run i, k, j.
  */
 #include <string.h>
 
@@ -132,6 +133,7 @@ static o2m_status lower_contraction(lw_ctx *cx, const contraction *c) {
 /* linalg.matmul for 2-D x 2-D and linalg.batch_matmul for 3-D x 3-D with
  * the same batch size; 0 when the form is not one of those. */
 static int named_matmul(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dtype, MlirValue *result) {
+  if (cx->for_jit) return 0; /* the generic's i, k, j order suits plain loops */
   MlirType ta = mlirValueGetType(a), tb = mlirValueGetType(b);
   int rank = (int)mlirShapedTypeGetRank(ta);
   if (rank != mlirShapedTypeGetRank(tb) || (rank != 2 && rank != 3)) return 0;

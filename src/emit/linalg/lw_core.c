@@ -347,7 +347,7 @@ static MlirAttribute tensor_attr(lw_ctx *cx, const o2m_tensor *t, MlirType type)
     for (int64_t i = 0; i < t->count; i++) bits[i] = t->data[i] != 0;
     return mlirDenseElementsAttrBoolGet(type, (intptr_t)t->count, bits);
   }
-  if (!cx->copy_weights && t->origin != O2M_DATA_COMPUTED && t->count > 16 && t->name && t->name[0]) {
+  if (t->origin != O2M_DATA_COMPUTED && t->count > 16 && t->name && t->name[0]) {
     size_t bytes = (size_t)o2m_dtype_bits(t->dtype) / 8;
     size_t align = bytes ? bytes : 1;
     while (align > 1 && ((uintptr_t)t->data % align)) align /= 2;
