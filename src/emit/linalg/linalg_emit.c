@@ -36,11 +36,22 @@ static int node_needs_code(const o2m_node *n) {
   return n->n_outputs == 0;
 }
 
+/* The branch of an If whose condition is known at import that is never
+ * taken (the If lowering emits only the other one), or NULL. */
+static const o2m_graph *untaken_branch(const o2m_node *n) {
+  const o2m_tensor *cond = n->n_inputs > 0 && n->inputs[0] ? n->inputs[0]->known : NULL;
+  if (n->domain[0] || strcmp(n->op_type, "If") != 0 || !cond || cond->count != 1 || !cond->data) return NULL;
+  const o2m_attr *branch = o2m_node_attr(n, cond->data[0] ? "else_branch" : "then_branch");
+  return branch && branch->type == O2M_ATTR_GRAPH ? branch->g : NULL;
+}
+
 static void collect_unsupported(const o2m_graph *g, report *r) {
   for (int i = 0; i < g->n_nodes; i++) {
     const o2m_node *n = g->nodes[i];
+    const o2m_graph *skip = untaken_branch(n);
     for (int a = 0; a < n->n_attrs; a++) {
-      if (n->attrs[a].type == O2M_ATTR_GRAPH && n->attrs[a].g) collect_unsupported(n->attrs[a].g, r);
+      if (n->attrs[a].type == O2M_ATTR_GRAPH && n->attrs[a].g && n->attrs[a].g != skip)
+        collect_unsupported(n->attrs[a].g, r);
       for (int k = 0; n->attrs[a].type == O2M_ATTR_GRAPHS && k < n->attrs[a].count; k++)
         collect_unsupported(n->attrs[a].graphs[k], r);
     }
