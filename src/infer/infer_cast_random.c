@@ -6,7 +6,6 @@
 
 #include "infer/infer.h"
 #include "infer/infer_data.h"
-#include "infer/infer_helpers.h"
 #include "infer/value_fold.h"
 
 /* ---- Cast, CastLike ---------------------------------------------------- */

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "infer/infer.h"
-#include "infer/infer_helpers.h"
 
 /* ---- text -------------------------------------------------------------- */
 

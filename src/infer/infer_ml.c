@@ -10,7 +10,6 @@
 
 #include "infer/infer.h"
 #include "infer/infer_data.h"
-#include "infer/infer_helpers.h"
 #include "util/diag.h"
 
 /* The count of a list attribute of any type; -1 when absent. */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "infer/infer.h"
-#include "infer/infer_helpers.h"
 #include "infer/value_fold.h"
 #include "util/diag.h"
 

@@ -3,7 +3,6 @@
  * input), STFT and MelWeightMatrix. Complex values are a trailing dim of 2
  * (real, imaginary); real ones a trailing dim of 1. */
 #include "infer/infer.h"
-#include "infer/infer_helpers.h"
 
 /* A scalar input (a length, an axis): its value when known, which must
  * be >= `min`; *known is 0 when it is not known. */

@@ -186,6 +186,34 @@ o2m_status lw_generic(lw_ctx *cx, const lw_generic_spec *spec,
 MlirValue lw_named(lw_ctx *cx, const char *name, int n_ins,
                    const MlirValue *ins, MlirValue out, const char *attrs);
 
+/* ---- scf.for ------------------------------------------------------------ */
+
+enum { LW_FOR_MAX_CARRIED = 16 };
+
+/* An scf.for being built: its op, the number of carried values and the
+ * block its body left. */
+typedef struct lw_for_loop {
+  MlirOperation op;
+  MlirBlock saved;
+  int n;
+} lw_for_loop;
+
+/* Opens scf.for iv in [lb, ub) step 1 carrying n values (at most
+ * LW_FOR_MAX_CARRIED) from init; *iv and carried[] receive the body's
+ * arguments and cx->block becomes the body. Close with lw_for_end. */
+o2m_status lw_for_begin(lw_ctx *cx, lw_for_loop *l, MlirValue lb, MlirValue ub, int n,
+                        const MlirValue *init, MlirValue *iv, MlirValue *carried);
+/* Yields next[] (NULL: the body failed, nothing is yielded) and returns to
+ * the enclosing block; out[] (may be NULL) receives the loop's results. */
+void lw_for_end(lw_ctx *cx, lw_for_loop *l, const MlirValue *next, MlirValue *out);
+
+/* The same as one call: body receives the induction variable and the
+ * carried values and sets the next ones. */
+typedef o2m_status (*lw_for_body_fn)(lw_ctx *cx, MlirValue iv, const MlirValue *carried,
+                                     MlirValue *next, void *user);
+o2m_status lw_for(lw_ctx *cx, MlirValue lb, MlirValue ub, int n, const MlirValue *init,
+                  lw_for_body_fn body, void *user, MlirValue *out);
+
 /* ---- regions (scf.if, scf.for, scf.while bodies) ----------------------- */
 /* Lowers every node of `g` into cx->block, in order (values of enclosing
  * graphs stay visible). */

@@ -385,23 +385,14 @@ static o2m_status build_while(lw_ctx *cx, loop_plan *p, const MlirValue *init, M
 static o2m_status build_for(lw_ctx *cx, loop_plan *p, MlirValue trips, MlirValue c,
                             const MlirValue *init, MlirOperation *op) {
   int n = p->n_state - 2;
-  MlirValue ops[3 + 2 * CTL_MAX], state[2 * CTL_MAX], next[2 + 2 * CTL_MAX];
-  ops[0] = lw_const_index(cx, 0), ops[1] = trips, ops[2] = lw_const_index(cx, 1);
-  for (int k = 0; k < n; k++) ops[3 + k] = init[2 + k];
-  p->types[1] = lw_index_type(cx);
-  for (int k = 0; k < p->n_state; k++) p->locs[k] = cx->loc;
-  *op = lw_op(cx, "scf.for", 3 + n, ops, n, p->types + 2, NULL, 1);
-  if (mlirOperationIsNull(*op)) return lw_error(cx, "internal: cannot create scf.for");
-  MlirBlock block = mlirBlockCreate(1 + n, p->types + 1, p->locs);
-  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(*op, 0), block);
-  MlirBlock saved = cx->block;
-  cx->block = block;
-  MlirValue iv = mlirBlockGetArgument(block, 0);
-  for (int k = 0; k < n; k++) state[k] = mlirBlockGetArgument(block, 1 + k);
+  MlirValue iv, state[2 * CTL_MAX], next[2 + 2 * CTL_MAX];
+  lw_for_loop loop;
+  o2m_status s = lw_for_begin(cx, &loop, lw_const_index(cx, 0), trips, n, init + 2, &iv, state);
+  if (s) return s;
+  *op = loop.op;
   MlirValue i = lw_op1(cx, "arith.index_cast", 1, &iv, lw_type(cx, "i64"), NULL);
-  o2m_status s = loop_step(cx, p, i, c, state, next);
-  if (!s) lw_op(cx, "scf.yield", n, next + 2, 0, NULL, NULL, 0);
-  cx->block = saved;
+  s = loop_step(cx, p, i, c, state, next);
+  lw_for_end(cx, &loop, s ? NULL : next + 2, NULL);
   return s;
 }
 
@@ -546,17 +537,15 @@ static o2m_status scan_loop(lw_ctx *cx, const scan_plan *p, const MlirValue *sta
   lw_ix len = lw_ix_dim(cx, xin[0], in_axis[0]);
   int n_carry = p->n_state + p->n_scan_out;
   MlirType types[1 + 2 * CTL_MAX], elem[CTL_MAX];
-  MlirLocation locs[1 + 2 * CTL_MAX];
-  MlirValue ops[3 + 2 * CTL_MAX];
+  MlirValue init[2 * CTL_MAX];
   int out_axis[CTL_MAX];
   types[0] = lw_index_type(cx);
-  for (int k = 0; k <= n_carry; k++) locs[k] = cx->loc;
   for (int k = 0; k < p->n_state; k++) {
     MlirType t = join_types(mlirValueGetType(states[k]),
                             lw_tensor_type(cx, &body->input_values[k]->type));
     if (mlirTypeIsNull(t)) return lw_unsupported(cx, "state %d does not fit the body's input", k);
     types[1 + k] = t;
-    ops[3 + k] = lw_cast_tensor(cx, states[k], t);
+    init[k] = lw_cast_tensor(cx, states[k], t);
   }
   for (int j = 0; j < p->n_scan_out; j++) {
     const o2m_value *out = body->output_values[p->n_state + j];
@@ -571,26 +560,21 @@ static o2m_status scan_loop(lw_ctx *cx, const scan_plan *p, const MlirValue *sta
     lw_ix dims[LW_MAX_RANK + 1];
     for (int k = 0; k <= rank; k++)
       dims[k] = k == out_axis[j] ? len : lw_ix_c(mlirShapedTypeGetDimSize(elem[j], k < out_axis[j] ? k : k - 1));
-    ops[3 + p->n_state + j] = lw_empty_ix(cx, types[1 + p->n_state + j], dims);
+    init[p->n_state + j] = lw_empty_ix(cx, types[1 + p->n_state + j], dims);
   }
-  ops[0] = lw_const_index(cx, 0);
-  ops[1] = lw_ix_value(cx, len);
-  ops[2] = lw_const_index(cx, 1);
-  MlirOperation loop = lw_op(cx, "scf.for", 3 + n_carry, ops, n_carry, types + 1, NULL, 1);
-  if (mlirOperationIsNull(loop)) return lw_error(cx, "internal: cannot create scf.for");
-  MlirBlock block = mlirBlockCreate(1 + n_carry, types, locs);
-  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(loop, 0), block);
-  MlirBlock saved = cx->block;
-  cx->block = block;
-  MlirValue t = mlirBlockGetArgument(block, 0), args[2 * CTL_MAX], yields[2 * CTL_MAX];
+  lw_for_loop loop;
+  MlirValue t, carried[2 * CTL_MAX], args[2 * CTL_MAX], yields[2 * CTL_MAX];
+  o2m_status s = lw_for_begin(cx, &loop, lw_const_index(cx, 0), lw_ix_value(cx, len), n_carry, init, &t,
+                              carried);
+  if (s) return s;
   lw_ix back = {{NULL}, 0};
   if (p->n_scan_in || p->n_scan_out) /* len - 1 - t */
     back = lw_ix_bin(cx, LW_IX_SUB, lw_ix_bin(cx, LW_IX_SUB, len, lw_ix_c(1)), lw_ix_v(t));
-  for (int k = 0; k < p->n_state; k++) args[k] = mlirBlockGetArgument(block, 1 + k);
+  for (int k = 0; k < p->n_state; k++) args[k] = carried[k];
   for (int j = 0; j < p->n_scan_in; j++)
     args[p->n_state + j] = axis_slice(cx, xin[j], (MlirValue){NULL}, in_axis[j],
                                       p->in_rev[j] ? back : lw_ix_v(t));
-  o2m_status s = lower_subgraph(cx, body, p->n_state + p->n_scan_in, args, yields);
+  s = lower_subgraph(cx, body, p->n_state + p->n_scan_in, args, yields);
   for (int j = 0; j < p->n_scan_out && !s; j++) {
     MlirValue y = yields[p->n_state + j];
     if (!cast_compatible(mlirValueGetType(y), elem[j])) {
@@ -598,20 +582,18 @@ static o2m_status scan_loop(lw_ctx *cx, const scan_plan *p, const MlirValue *sta
       break;
     }
     yields[p->n_state + j] = axis_slice(cx, lw_cast_tensor(cx, y, elem[j]),
-                                        mlirBlockGetArgument(block, 1 + p->n_state + j),
-                                        out_axis[j], p->out_rev[j] ? back : lw_ix_v(t));
+                                        carried[p->n_state + j], out_axis[j],
+                                        p->out_rev[j] ? back : lw_ix_v(t));
   }
   /* last: the copies into the state buffers must follow every read of them */
   for (int k = 0; k < p->n_state && !s; k++) {
     if (!cast_compatible(mlirValueGetType(yields[k]), types[1 + k]))
       s = lw_unsupported(cx, "state %d changes its shape across iterations", k);
     else
-      yields[k] = yield_into(cx, yields[k], mlirBlockGetArgument(block, 1 + k),
+      yields[k] = yield_into(cx, yields[k], carried[k],
                              same_dims(&body->input_values[k]->type, &body->output_values[k]->type));
   }
-  if (!s) lw_op(cx, "scf.yield", n_carry, yields, 0, NULL, NULL, 0);
-  cx->block = saved;
-  for (int k = 0; k < n_carry && !s; k++) results[k] = mlirOperationGetResult(loop, k);
+  lw_for_end(cx, &loop, s ? NULL : yields, s ? NULL : results);
   return s;
 }
 
@@ -621,11 +603,7 @@ static o2m_status scan_batched(lw_ctx *cx, const scan_plan *p, const MlirValue *
                                MlirValue *results) {
   int n_in = p->n_state + p->n_scan_in, n_out = p->n_state + p->n_scan_out;
   lw_ix batch = lw_ix_dim(cx, ins[0], 0);
-  MlirType types[1 + 2 * CTL_MAX];
-  MlirLocation locs[1 + 2 * CTL_MAX];
-  MlirValue ops[3 + 2 * CTL_MAX];
-  types[0] = lw_index_type(cx);
-  for (int k = 0; k <= n_out; k++) locs[k] = cx->loc;
+  MlirValue init[2 * CTL_MAX];
   for (int i = 0; i < n_out; i++) {
     MlirType t = lw_tensor_type(cx, lw_out_type(cx, i));
     if (mlirTypeIsNull(t) || !lw_out_present(cx, i)) {
@@ -646,24 +624,19 @@ static o2m_status scan_batched(lw_ctx *cx, const scan_plan *p, const MlirValue *
       else if (i >= p->n_state && k == 1) dims[k] = lw_ix_dim(cx, ins[p->n_state], 1);
       else return lw_unsupported(cx, "output %d has a dynamic dim %d of unknown size", i, k);
     }
-    types[1 + i] = t;
-    ops[3 + i] = lw_empty_ix(cx, t, dims);
+    init[i] = lw_empty_ix(cx, t, dims);
   }
-  ops[0] = lw_const_index(cx, 0);
-  ops[1] = lw_ix_value(cx, batch);
-  ops[2] = lw_const_index(cx, 1);
-  MlirOperation loop = lw_op(cx, "scf.for", 3 + n_out, ops, n_out, types + 1, NULL, 1);
-  if (mlirOperationIsNull(loop)) return lw_error(cx, "internal: cannot create scf.for");
-  MlirBlock block = mlirBlockCreate(1 + n_out, types, locs);
-  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(loop, 0), block);
-  MlirBlock saved = cx->block;
-  cx->block = block;
-  lw_ix b = lw_ix_v(mlirBlockGetArgument(block, 0));
+  lw_for_loop loop;
+  MlirValue iv, dests[2 * CTL_MAX];
+  o2m_status s = lw_for_begin(cx, &loop, lw_const_index(cx, 0), lw_ix_value(cx, batch), n_out, init, &iv,
+                              dests);
+  if (s) return s;
+  lw_ix b = lw_ix_v(iv);
   MlirValue parts[2 * CTL_MAX], done[2 * CTL_MAX], yields[2 * CTL_MAX];
   for (int i = 0; i < n_in; i++) parts[i] = axis_slice(cx, ins[i], (MlirValue){NULL}, 0, b);
-  o2m_status s = scan_loop(cx, p, parts, parts + p->n_state, done);
+  s = scan_loop(cx, p, parts, parts + p->n_state, done);
   for (int i = 0; i < n_out && !s; i++) {
-    MlirValue dest = mlirBlockGetArgument(block, 1 + i);
+    MlirValue dest = dests[i];
     MlirType want = with_axis(mlirValueGetType(dest), 0, 0, 0);
     if (!cast_compatible(mlirValueGetType(done[i]), want)) {
       s = lw_unsupported(cx, "output %d does not have its inferred shape", i);
@@ -671,9 +644,7 @@ static o2m_status scan_batched(lw_ctx *cx, const scan_plan *p, const MlirValue *
     }
     yields[i] = axis_slice(cx, lw_cast_tensor(cx, done[i], want), dest, 0, b);
   }
-  if (!s) lw_op(cx, "scf.yield", n_out, yields, 0, NULL, NULL, 0);
-  cx->block = saved;
-  for (int i = 0; i < n_out && !s; i++) results[i] = mlirOperationGetResult(loop, i);
+  lw_for_end(cx, &loop, s ? NULL : yields, s ? NULL : results);
   return s;
 }
 

@@ -518,26 +518,12 @@ static o2m_status step_body(lw_ctx *cx, const step_state *st, MlirValue iv, cons
 
 /* scf.for iv in [0, seq) carrying n tensors. */
 static o2m_status time_loop(lw_ctx *cx, const step_state *st, int n, const MlirValue *inits, MlirValue *results) {
-  MlirValue ops[3 + 3] = {lw_const_index(cx, 0), lw_ix_value(cx, st->p->seq), lw_const_index(cx, 1)};
-  MlirType types[1 + 3];
-  MlirLocation locs[1 + 3];
-  types[0] = lw_index_type(cx), locs[0] = cx->loc;
-  for (int k = 0; k < n; k++) {
-    ops[3 + k] = inits[k];
-    types[1 + k] = mlirValueGetType(inits[k]), locs[1 + k] = cx->loc;
-  }
-  MlirOperation loop = lw_op(cx, "scf.for", 3 + n, ops, n, types + 1, NULL, 1);
-  if (mlirOperationIsNull(loop)) return lw_error(cx, "internal: cannot create scf.for");
-  MlirBlock body = mlirBlockCreate(1 + n, types, locs);
-  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(loop, 0), body);
-  MlirValue iters[3], yields[3];
-  for (int k = 0; k < n; k++) iters[k] = mlirBlockGetArgument(body, 1 + k);
-  MlirBlock saved = cx->block;
-  cx->block = body;
-  o2m_status s = step_body(cx, st, mlirBlockGetArgument(body, 0), iters, yields);
-  if (!s) lw_op(cx, "scf.yield", n, yields, 0, NULL, NULL, 0);
-  cx->block = saved;
-  for (int k = 0; k < n && !s; k++) results[k] = mlirOperationGetResult(loop, k);
+  lw_for_loop loop;
+  MlirValue iv, iters[3], yields[3];
+  o2m_status s = lw_for_begin(cx, &loop, lw_const_index(cx, 0), lw_ix_value(cx, st->p->seq), n, inits, &iv, iters);
+  if (s) return s;
+  s = step_body(cx, st, iv, iters, yields);
+  lw_for_end(cx, &loop, s ? NULL : yields, s ? NULL : results);
   return s;
 }
 

@@ -33,27 +33,13 @@ typedef struct loop_nest {
 static o2m_status nest_level(lw_ctx *cx, loop_nest *ln, int level, const MlirValue *carried,
                              MlirValue *out) {
   if (level == ln->n) return ln->body(cx, ln->ivs, carried, out, ln->user);
-  MlirValue ops[3 + MAX_CARRIED] = {lw_const_index(cx, 0), lw_ix_value(cx, ln->ubs[level]),
-                                    lw_const_index(cx, 1)};
-  MlirType types[1 + MAX_CARRIED] = {lw_index_type(cx)};
-  MlirLocation locs[1 + MAX_CARRIED];
-  for (int i = 0; i <= ln->n_carried; i++) locs[i] = cx->loc;
-  for (int i = 0; i < ln->n_carried; i++)
-    ops[3 + i] = carried[i], types[1 + i] = mlirValueGetType(carried[i]);
-  MlirOperation op =
-      lw_op(cx, "scf.for", 3 + ln->n_carried, ops, ln->n_carried, types + 1, NULL, 1);
-  if (mlirOperationIsNull(op)) return lw_error(cx, "internal: cannot create scf.for");
-  MlirBlock body = mlirBlockCreate(1 + ln->n_carried, types, locs);
-  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(op, 0), body);
+  lw_for_loop loop;
   MlirValue args[MAX_CARRIED], next[MAX_CARRIED];
-  for (int i = 0; i < ln->n_carried; i++) args[i] = mlirBlockGetArgument(body, 1 + i);
-  MlirBlock saved = cx->block;
-  cx->block = body;
-  ln->ivs[level] = mlirBlockGetArgument(body, 0);
-  o2m_status s = nest_level(cx, ln, level + 1, args, next);
-  if (!s) lw_op(cx, "scf.yield", ln->n_carried, next, 0, NULL, NULL, 0);
-  cx->block = saved;
-  for (int i = 0; i < ln->n_carried; i++) out[i] = mlirOperationGetResult(op, i);
+  o2m_status s = lw_for_begin(cx, &loop, lw_const_index(cx, 0), lw_ix_value(cx, ln->ubs[level]),
+                              ln->n_carried, carried, &ln->ivs[level], args);
+  if (s) return s;
+  s = nest_level(cx, ln, level + 1, args, next);
+  lw_for_end(cx, &loop, s ? NULL : next, out);
   return s;
 }
 

@@ -1,6 +1,7 @@
 /* lw_linalg.c - the Linalg parts of the emitter toolkit (lower.h): affine
  * maps, linalg.generic with a callback-built body, named ops with their
- * regions filled, and the lowering of a graph's nodes through the table. */
+ * regions filled, scf.for loops carrying values, and the lowering of a
+ * graph's nodes through the table. */
 #include <string.h>
 
 #include <mlir-c/Dialect/Linalg.h>
@@ -152,4 +153,43 @@ o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g) {
     if (s) return s;
   }
   return O2M_OK;
+}
+
+/* ---- scf.for ---------------------------------------------------------------- */
+
+o2m_status lw_for_begin(lw_ctx *cx, lw_for_loop *l, MlirValue lb, MlirValue ub, int n,
+                        const MlirValue *init, MlirValue *iv, MlirValue *carried) {
+  if (n > LW_FOR_MAX_CARRIED) return lw_error(cx, "internal: too many loop-carried values");
+  MlirValue ops[3 + LW_FOR_MAX_CARRIED] = {lb, ub, lw_const_index(cx, 1)};
+  MlirType types[1 + LW_FOR_MAX_CARRIED] = {lw_index_type(cx)};
+  MlirLocation locs[1 + LW_FOR_MAX_CARRIED];
+  for (int i = 0; i <= n; i++) locs[i] = cx->loc;
+  for (int i = 0; i < n; i++) ops[3 + i] = init[i], types[1 + i] = mlirValueGetType(init[i]);
+  l->op = lw_op(cx, "scf.for", 3 + n, ops, n, types + 1, NULL, 1);
+  if (mlirOperationIsNull(l->op)) return lw_error(cx, "internal: cannot create scf.for");
+  MlirBlock body = mlirBlockCreate(1 + n, types, locs);
+  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(l->op, 0), body);
+  *iv = mlirBlockGetArgument(body, 0);
+  for (int i = 0; i < n; i++) carried[i] = mlirBlockGetArgument(body, 1 + i);
+  l->saved = cx->block;
+  l->n = n;
+  cx->block = body;
+  return O2M_OK;
+}
+
+void lw_for_end(lw_ctx *cx, lw_for_loop *l, const MlirValue *next, MlirValue *out) {
+  if (next) lw_op(cx, "scf.yield", l->n, next, 0, NULL, NULL, 0);
+  cx->block = l->saved;
+  for (int i = 0; out && i < l->n; i++) out[i] = mlirOperationGetResult(l->op, i);
+}
+
+o2m_status lw_for(lw_ctx *cx, MlirValue lb, MlirValue ub, int n, const MlirValue *init,
+                  lw_for_body_fn body, void *user, MlirValue *out) {
+  lw_for_loop l;
+  MlirValue iv, carried[LW_FOR_MAX_CARRIED], next[LW_FOR_MAX_CARRIED];
+  o2m_status s = lw_for_begin(cx, &l, lb, ub, n, init, &iv, carried);
+  if (s) return s;
+  s = body(cx, iv, carried, next, user);
+  lw_for_end(cx, &l, s ? NULL : next, out);
+  return s;
 }
