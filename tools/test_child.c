@@ -18,6 +18,7 @@
 #include "exec/run.h"
 #include "infer/infer.h"
 #include "onnx/tensor_file.h"
+#include "onnx/value_file.h"
 #include "plugin/plugin.h"
 #include "test_runner.h"
 #include "util/diag.h"
@@ -124,14 +125,25 @@ static o2m_model *load_model(child *c) {
   return model;
 }
 
-/* run takes tensors only: sequences, maps and optionals are refused. */
+/* run takes tensors, sequences of tensors and optionals of those; maps
+ * and deeper nesting are refused. */
+static int io_supported(const o2m_type *t) {
+  if (t->kind == O2M_TYPE_TENSOR || t->kind == O2M_TYPE_UNKNOWN) return 1;
+  const o2m_type *in = t->inner;
+  if (t->kind == O2M_TYPE_SEQUENCE) return !in || in->kind == O2M_TYPE_TENSOR || in->kind == O2M_TYPE_UNKNOWN;
+  if (t->kind != O2M_TYPE_OPTIONAL || !in) return 0;
+  if (in->kind == O2M_TYPE_SEQUENCE) return !in->inner || in->inner->kind == O2M_TYPE_TENSOR;
+  return in->kind == O2M_TYPE_TENSOR;
+}
+
 static void check_tensor_io(child *c, const o2m_model *m) {
   const o2m_graph *g = m->graph;
   for (int i = 0; i < o2m_runtime_input_count(m) + g->n_outputs; i++) {
     int is_input = i < o2m_runtime_input_count(m);
     const o2m_value *v = is_input ? o2m_runtime_input(m, i) : g->output_values[i - o2m_runtime_input_count(m)];
-    if (v->type.kind == O2M_TYPE_TENSOR || v->type.kind == O2M_TYPE_UNKNOWN) continue;
-    o2m_fail(&c->diag, O2M_ERR_UNSUPPORTED, "%s '%s' is not a tensor; run takes and gives tensors only",
+    if (io_supported(&v->type)) continue;
+    o2m_fail(&c->diag, O2M_ERR_UNSUPPORTED,
+             "%s '%s' is not a tensor, a sequence of tensors nor an optional of those; run does not take it",
              is_input ? "input" : "output", v->name);
     fail(c, "unsupported");
   }
@@ -145,18 +157,22 @@ static int count_files(const char *dir, const char *prefix) {
   }
 }
 
-/* Reads DIR/<prefix>_<i>.pb for i < want (exactly `want` files). */
-static o2m_tensor **read_files(child *c, const char *dir, const char *prefix, int want) {
+/* Reads DIR/<prefix>_<i>.pb for i < want (exactly `want` files), each as a
+ * value of the kind of values[i]. */
+static o2m_io_value *read_files(child *c, const char *dir, const char *prefix, int want,
+                                const o2m_value *const *values) {
   int have = count_files(dir, prefix);
   if (have != want) {
     o2m_fail(&c->diag, O2M_ERR_INVALID, "%s holds %d %s_<i>.pb files, the model has %d %ss", dir, have, prefix,
              want, prefix);
     fail(c, "read");
   }
-  o2m_tensor **t = o2m_arena_array(&c->arena, (size_t)want + 1, sizeof(o2m_tensor *));
+  o2m_io_value *t = o2m_arena_array(&c->arena, (size_t)want + 1, sizeof(o2m_io_value));
   for (int i = 0; t && i < want; i++) {
     char *path = o2m_arena_printf(&c->arena, "%s/%s_%d.pb", dir, prefix, i);
-    if (!path || o2m_read_tensor_file(&c->arena, path, &t[i], &c->diag)) fail(c, "read");
+    if (!path || o2m_read_value_file(&c->arena, path, values[i]->type.kind, &t[i], &c->diag)) fail(c, "read");
+    if (t[i].kind == O2M_TYPE_OPTIONAL && !t[i].elem_kind && values[i]->type.inner)
+      t[i].elem_kind = values[i]->type.inner->kind;
   }
   if (!t) {
     o2m_fail(&c->diag, O2M_ERR_NOMEM, "out of memory");
@@ -166,35 +182,79 @@ static o2m_tensor **read_files(child *c, const char *dir, const char *prefix, in
 }
 
 /* ONNX before 1.13 wrote bfloat16 test data as uint16 tensors (same
- * storage): read them as the bfloat16 the model declares. */
-static void bfloat16_from_uint16(o2m_tensor *t, const o2m_value *v) {
-  if (t->dtype == O2M_DT_UINT16 && v->type.elem == O2M_DT_BFLOAT16) t->dtype = O2M_DT_BFLOAT16;
+ * storage): they are read as the bfloat16 the model declares. */
+static o2m_dtype elem_dtype(const o2m_type *t) {
+  while (t && t->kind != O2M_TYPE_TENSOR) t = t->inner;
+  return t ? t->elem : O2M_DT_UNDEFINED;
 }
 
 static void run_data_set(child *c, o2m_model *model, int set) {
   const char *dir = c->sets[set];
   on_phase(c, O2M_PHASE_READ);
   int n_in = o2m_runtime_input_count(model), n_out = model->graph->n_outputs;
-  o2m_tensor **inputs = read_files(c, dir, "input", n_in);
-  o2m_tensor **expected = read_files(c, dir, "output", n_out);
-  for (int i = 0; i < n_in; i++) {
-    inputs[i]->name = o2m_runtime_input(model, i)->name;
-    bfloat16_from_uint16(inputs[i], o2m_runtime_input(model, i));
+  const o2m_value **in_values = o2m_arena_array(&c->arena, (size_t)n_in + 1, sizeof(o2m_value *));
+  if (!in_values) {
+    o2m_fail(&c->diag, O2M_ERR_NOMEM, "out of memory");
+    fail(c, "read");
   }
-  for (int i = 0; i < n_out; i++) bfloat16_from_uint16(expected[i], model->graph->output_values[i]);
+  for (int i = 0; i < n_in; i++) in_values[i] = o2m_runtime_input(model, i);
+  o2m_io_value *inputs = read_files(c, dir, "input", n_in, in_values);
+  o2m_io_value *expected = read_files(c, dir, "output", n_out, (const o2m_value *const *)model->graph->output_values);
+  o2m_tensor **flat = o2m_arena_array(&c->arena, (size_t)n_in + 1, sizeof(o2m_tensor *));
+  int plain = 1;
+  for (int i = 0; i < n_in; i++) {
+    for (int k = 0; k < inputs[i].count; k++) {
+      inputs[i].tensors[k]->name = in_values[i]->name;
+      if (inputs[i].tensors[k]->dtype == O2M_DT_UINT16 && elem_dtype(&in_values[i]->type) == O2M_DT_BFLOAT16)
+        inputs[i].tensors[k]->dtype = O2M_DT_BFLOAT16;
+    }
+    if (inputs[i].kind != O2M_TYPE_TENSOR) plain = 0;
+    if (flat) flat[i] = inputs[i].kind == O2M_TYPE_TENSOR ? inputs[i].tensors[0] : NULL;
+  }
+  for (int i = 0; i < n_out; i++) {
+    if (expected[i].kind != O2M_TYPE_TENSOR) plain = 0;
+    for (int k = 0; k < expected[i].count; k++)
+      if (expected[i].tensors[k]->dtype == O2M_DT_UINT16 &&
+          elem_dtype(&model->graph->output_values[i]->type) == O2M_DT_BFLOAT16)
+        expected[i].tensors[k]->dtype = O2M_DT_BFLOAT16;
+  }
   o2m_tensor **outputs = o2m_arena_array(&c->arena, (size_t)n_out + 1, sizeof(o2m_tensor *));
+  o2m_io_value *got = o2m_arena_array(&c->arena, (size_t)n_out + 1, sizeof(o2m_io_value));
   o2m_run_options options = {c->config->target, c->config->opt_level, on_phase, c};
+  if (!plain) {
+    options.input_values = inputs;
+    options.output_values = got;
+  }
   o2m_run_phase phase = O2M_PHASE_EMIT;
-  o2m_status s = outputs ? c->config->plugin->run_model(model, &options, n_in, (const o2m_tensor *const *)inputs,
-                                                         outputs, &c->arena, &phase, &c->diag)
-                         : o2m_fail(&c->diag, O2M_ERR_NOMEM, "out of memory");
+  o2m_status s = outputs && got && flat
+                     ? c->config->plugin->run_model(model, &options, n_in, (const o2m_tensor *const *)flat,
+                                                    outputs, &c->arena, &phase, &c->diag)
+                     : o2m_fail(&c->diag, O2M_ERR_NOMEM, "out of memory");
   if (s) fail(c, test_class_of(phase, s));
   on_phase(c, O2M_PHASE_COMPARE);
   for (int i = 0; i < n_out; i++) {
     const char *where = strrchr(dir, '/') + 1;
     char *what = o2m_arena_printf(&c->arena, "%s%soutput %d '%s'", c->n_sets > 1 ? where : "",
                                   c->n_sets > 1 ? ": " : "", i, model->graph->outputs[i].name);
-    if (o2m_compare_tensors(outputs[i], expected[i], NULL, what ? what : "output", &c->diag)) fail(c, "mismatch");
+    if (plain) {
+      if (o2m_compare_tensors(outputs[i], expected[i].tensors[0], NULL, what ? what : "output", &c->diag))
+        fail(c, "mismatch");
+      continue;
+    }
+    const o2m_io_value *e = &expected[i], *g = &got[i];
+    if (g->kind != e->kind || g->present != e->present || (g->present && g->count != e->count)) {
+      o2m_fail(&c->diag, O2M_ERR_INVALID, "%s: got %s of %d tensor%s (%s), expected %s of %d (%s)",
+               what ? what : "output", g->kind == O2M_TYPE_SEQUENCE ? "a sequence" : g->kind == O2M_TYPE_OPTIONAL ? "an optional" : "a tensor",
+               g->count, g->count == 1 ? "" : "s", g->present ? "present" : "empty",
+               e->kind == O2M_TYPE_SEQUENCE ? "a sequence" : e->kind == O2M_TYPE_OPTIONAL ? "an optional" : "a tensor",
+               e->count, e->present ? "present" : "empty");
+      fail(c, "mismatch");
+    }
+    for (int k = 0; g->present && k < g->count; k++) {
+      char *each = o2m_arena_printf(&c->arena, "%s element %d", what ? what : "output", k);
+      if (o2m_compare_tensors(g->tensors[k], e->tensors[k], NULL, each ? each : "output", &c->diag))
+        fail(c, "mismatch");
+    }
   }
 }
 

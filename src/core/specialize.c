@@ -7,6 +7,7 @@
 #include "core/core.h"
 #include "infer/infer.h"
 #include "ir/type_text.h"
+#include "exec/run.h"
 #include "util/diag.h"
 
 int o2m_runtime_input_count(const o2m_model *model) {
@@ -88,7 +89,8 @@ static const struct {
     {"CenterCropPad", 1u << 1}, {"Col2Im", 0x6u},           {"MaxUnpool", 1u << 2},
     {"DFT", 0x6u},              {"STFT", 0xau},             {"HannWindow", 1u},
     {"HammingWindow", 1u},      {"BlackmanWindow", 1u},     {"MelWeightMatrix", 0x7u},
-    {"Dropout", 0x6u},
+    {"Dropout", 0x6u},          {"SequenceAt", 1u << 1},    {"SequenceInsert", 1u << 2},
+    {"SequenceErase", 1u << 1}, {"SplitToSequence", 1u << 1},
 };
 
 static int op_matches(const char *pattern, const char *op) {
@@ -99,6 +101,14 @@ static int op_matches(const char *pattern, const char *op) {
 
 static int is_parameter_use(const o2m_node *n, int input) {
   if (n->domain[0]) return 0;
+  /* an If with sequence or optional outputs is unrolled on its condition */
+  if (strcmp(n->op_type, "If") == 0 && input == 0) {
+    for (int i = 0; i < n->n_outputs; i++)
+      if (n->outputs[i] && (n->outputs[i]->type.kind == O2M_TYPE_SEQUENCE ||
+                            n->outputs[i]->type.kind == O2M_TYPE_OPTIONAL))
+        return 1;
+    return 0;
+  }
   for (size_t i = 0; i < sizeof(parameter_inputs) / sizeof(parameter_inputs[0]); i++)
     if (op_matches(parameter_inputs[i].op, n->op_type))
       return input < 32 && (parameter_inputs[i].inputs >> input & 1u);
@@ -137,6 +147,107 @@ o2m_status o2m_specialize_inputs(o2m_model *model, int n_inputs,
     v->type = t;
     /* the caller keeps the input tensors alive until lowering ends */
     if (is_parameter_input(model->graph, v, inputs[i])) v->known = inputs[i];
+  }
+  forget_inference(model->graph);
+  return o2m_infer_model(model, diag);
+}
+
+/* ---- sequence and optional inputs ------------------------------------------ */
+
+/* The type of every element of a sequence: `a` merged with the concrete
+ * type `b` (dims that differ become dynamic, ranks that differ unranked). */
+static void merge_into(o2m_type *a, const o2m_type *b) {
+  if (a->rank != b->rank) {
+    a->rank = -1;
+    a->dims = NULL;
+    return;
+  }
+  for (int k = 0; k < a->rank; k++)
+    if (a->dims[k].size != b->dims[k].size) a->dims[k] = (o2m_dim){-1, NULL};
+}
+
+static const char *kind_name(o2m_type_kind k) {
+  return k == O2M_TYPE_SEQUENCE ? "a sequence" : k == O2M_TYPE_OPTIONAL ? "an optional" : "a tensor";
+}
+
+/* The concrete type of a sequence of `n` tensors whose declared type is
+ * `want` (a sequence type or unknown). */
+static o2m_status sequence_type(o2m_model *m, const o2m_value *v, const o2m_type *want, int n,
+                                o2m_tensor *const *tensors, o2m_type *out, o2m_diag *diag) {
+  o2m_value elem_decl = *v;
+  elem_decl.type = want && want->inner ? *want->inner : (o2m_type){O2M_TYPE_UNKNOWN, 0, -1, NULL, NULL};
+  o2m_type *inner = o2m_arena_alloc(&m->arena, sizeof(o2m_type));
+  if (!inner) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  *inner = elem_decl.type;
+  for (int k = 0; k < n; k++) {
+    o2m_type t;
+    o2m_status s = concrete_type(m, &elem_decl, tensors[k], &t, diag);
+    if (s) return s;
+    if (k == 0) *inner = t;
+    else if (inner->elem != t.elem)
+      return o2m_fail(diag, O2M_ERR_INVALID, "%s: the elements of input '%s' differ in dtype", m->path, v->name);
+    else merge_into(inner, &t);
+  }
+  *out = (o2m_type){O2M_TYPE_SEQUENCE, O2M_DT_UNDEFINED, 0, NULL, inner->kind ? inner : NULL};
+  return O2M_OK;
+}
+
+static o2m_status value_type(o2m_model *m, const o2m_value *v, const o2m_io_value *x, o2m_type *out,
+                             o2m_diag *diag) {
+  const o2m_type *want = &v->type;
+  if (want->kind != O2M_TYPE_UNKNOWN && want->kind != x->kind)
+    return o2m_fail(diag, O2M_ERR_INVALID, "%s: input '%s' is %s but was given %s", m->path, v->name,
+                    kind_name(want->kind), kind_name(x->kind));
+  if (x->kind == O2M_TYPE_SEQUENCE) return sequence_type(m, v, want, x->count, x->tensors, out, diag);
+  /* an optional */
+  const o2m_type *decl = want->kind == O2M_TYPE_OPTIONAL ? want->inner : NULL;
+  o2m_type_kind holds = x->elem_kind ? x->elem_kind : decl ? decl->kind : O2M_TYPE_UNKNOWN;
+  if (decl && decl->kind && holds != decl->kind)
+    return o2m_fail(diag, O2M_ERR_INVALID, "%s: input '%s' holds %s but was given one holding %s", m->path,
+                    v->name, kind_name(decl->kind), kind_name(holds));
+  o2m_type *inner = o2m_arena_alloc(&m->arena, sizeof(o2m_type));
+  if (!inner) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  if (holds == O2M_TYPE_SEQUENCE) {
+    o2m_status s = sequence_type(m, v, decl, x->present ? x->count : 0, x->tensors, inner, diag);
+    if (s) return s;
+  } else if (x->present) {
+    if (x->count != 1) return o2m_fail(diag, O2M_ERR_INVALID, "%s: optional input '%s' holds %d tensors", m->path, v->name, x->count);
+    o2m_value elem_decl = *v;
+    elem_decl.type = decl ? *decl : (o2m_type){O2M_TYPE_UNKNOWN, 0, -1, NULL, NULL};
+    o2m_status s = concrete_type(m, &elem_decl, x->tensors[0], inner, diag);
+    if (s) return s;
+  } else if (decl) {
+    *inner = *decl;
+  } else {
+    return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "%s: empty optional input '%s' has no declared type", m->path, v->name);
+  }
+  *out = (o2m_type){O2M_TYPE_OPTIONAL, O2M_DT_UNDEFINED, 0, NULL, inner};
+  return O2M_OK;
+}
+
+o2m_status o2m_specialize_values(o2m_model *model, int n_inputs, const o2m_io_value *inputs, o2m_diag *diag) {
+  int want = o2m_runtime_input_count(model);
+  if (n_inputs != want)
+    return o2m_fail(diag, O2M_ERR_INVALID, "%s: the model takes %d inputs but %d were given",
+                    model->path, want, n_inputs);
+  for (int i = 0; i < n_inputs; i++) {
+    o2m_value *v = o2m_runtime_input(model, i);
+    const o2m_io_value *x = &inputs[i];
+    o2m_type t;
+    o2m_status s;
+    if (x->kind == O2M_TYPE_TENSOR) {
+      if (x->count != 1 || !x->tensors || !x->tensors[0])
+        return o2m_fail(diag, O2M_ERR_INVALID, "%s: input '%s' has no tensor", model->path, v->name);
+      if ((s = concrete_type(model, v, x->tensors[0], &t, diag))) return s;
+      v->type = t;
+      if (is_parameter_input(model->graph, v, x->tensors[0])) v->known = x->tensors[0];
+      continue;
+    }
+    if (x->kind != O2M_TYPE_SEQUENCE && x->kind != O2M_TYPE_OPTIONAL)
+      return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "%s: input '%s' is neither a tensor, a sequence nor an optional",
+                      model->path, v->name);
+    if ((s = value_type(model, v, x, &t, diag))) return s;
+    v->type = t;
   }
   forget_inference(model->graph);
   return o2m_infer_model(model, diag);

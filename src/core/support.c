@@ -11,11 +11,13 @@ static const char *const linalg_lowered[] = {
 #undef LOWER
     NULL};
 
-static const char *const rewritten[] = {
-#define RULE(domain, op, fn) op,
+static const struct {
+  const char *domain, *op;
+} rewritten[] = {
+#define RULE(domain, op, fn) {domain, op},
 #include "transform/rules.def"
 #undef RULE
-    NULL};
+    {NULL, NULL}};
 
 static int listed(const char *const *names, const char *op_type) {
   for (int i = 0; names[i]; i++)
@@ -23,9 +25,19 @@ static int listed(const char *const *names, const char *op_type) {
   return 0;
 }
 
+/* Whether rules.def has a rule for the op (rules of other domains, e.g.
+ * ai.onnx.preview FlexAttention, count too). */
+static int has_rule(const char *domain, const char *op_type) {
+  if (strcmp(domain, "ai.onnx") == 0) domain = "";
+  for (int i = 0; rewritten[i].op; i++)
+    if (strcmp(rewritten[i].op, op_type) == 0 && strcmp(rewritten[i].domain, domain) == 0) return 1;
+  return 0;
+}
+
 o2m_op_support o2m_linalg_support(const char *domain, const char *op_type) {
-  if (domain[0] && strcmp(domain, "ai.onnx") != 0) return O2M_SUPPORT_NONE;
+  if (domain[0] && strcmp(domain, "ai.onnx") != 0)
+    return has_rule(domain, op_type) ? O2M_SUPPORT_REWRITTEN : O2M_SUPPORT_NONE;
   if (listed(linalg_lowered, op_type)) return O2M_SUPPORT_LOWERED;
-  if (listed(rewritten, op_type)) return O2M_SUPPORT_REWRITTEN;
+  if (has_rule(domain, op_type)) return O2M_SUPPORT_REWRITTEN;
   return O2M_SUPPORT_NONE;
 }

@@ -12,13 +12,16 @@
 #include "exec/exec.h"
 #include "exec/exec_internal.h"
 #include "exec/run.h"
+#include "emit/linalg/lower.h"
 #include "util/diag.h"
 
 /* Builds the module for a target; NULL rows are not implemented yet. */
-typedef o2m_status (*module_builder)(o2m_model *model, MlirContext mc, MlirModule *out, o2m_diag *diag);
+typedef o2m_status (*module_builder)(o2m_model *model, MlirContext mc, const o2m_io_value *inputs,
+                                     o2m_io_value *outputs, MlirModule *out, o2m_diag *diag);
 
-static o2m_status build_linalg(o2m_model *model, MlirContext mc, MlirModule *out, o2m_diag *diag) {
-  return o2m_emit_linalg_module(model, mc, 1, out, diag);
+static o2m_status build_linalg(o2m_model *model, MlirContext mc, const o2m_io_value *inputs,
+                               o2m_io_value *outputs, MlirModule *out, o2m_diag *diag) {
+  return o2m_emit_linalg_module_io(model, mc, 1, inputs, outputs, out, diag);
 }
 
 static const module_builder builders[] = {
@@ -133,32 +136,77 @@ static void label_outputs(const o2m_graph *g, o2m_tensor **outputs) {
   }
 }
 
+/* The tensors of the input values, one after the other (in `arena`). */
+static o2m_status flatten_inputs(int n, const o2m_io_value *values, o2m_arena *arena, int *n_flat,
+                                 const o2m_tensor ***flat, o2m_diag *diag) {
+  int total = 0;
+  for (int i = 0; i < n; i++) total += values[i].present ? values[i].count : 0;
+  const o2m_tensor **t = o2m_arena_array(arena, (size_t)total + 1, sizeof(o2m_tensor *));
+  if (!t) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; values[i].present && j < values[i].count; j++) t[k++] = values[i].tensors[j];
+  *n_flat = total;
+  *flat = t;
+  return O2M_OK;
+}
+
 o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n_inputs,
                          const o2m_tensor *const *inputs, o2m_tensor **outputs, o2m_arena *arena,
                          o2m_run_phase *failed, o2m_diag *diag) {
   o2m_run_phase ignored;
   run_state r = {options ? options : &default_options, failed ? failed : &ignored};
+  const o2m_run_options *o = r.options;
   double t0 = now_ms();
   module_builder build = NULL;
   *r.failed = O2M_PHASE_EMIT;
-  o2m_status s = target_builder(r.options, &build, diag);
+  o2m_status s = target_builder(o, &build, diag);
   if (s) return s;
   enter(&r, O2M_PHASE_INFER);
-  if ((s = o2m_specialize_inputs(model, n_inputs, inputs, diag))) return s;
+  if ((s = o->input_values ? o2m_specialize_values(model, n_inputs, o->input_values, diag)
+                           : o2m_specialize_inputs(model, n_inputs, inputs, diag)))
+    return s;
+  int n_graph_out = model->graph->n_outputs, n_flat_in = n_inputs;
+  const o2m_tensor *const *flat_in = inputs;
+  if (o->input_values) {
+    const o2m_tensor **f = NULL;
+    if ((s = flatten_inputs(n_inputs, o->input_values, arena, &n_flat_in, &f, diag))) return s;
+    flat_in = f;
+  }
+  o2m_io_value *shape = o->output_values;
   enter(&r, O2M_PHASE_EMIT);
   MlirContext mc = o2m_exec_context_create();
   MlirModule module;
-  s = build(model, mc, &module, diag);
+  s = build(model, mc, o->input_values, shape, &module, diag);
   r.timings.emit_ms = now_ms() - t0;
-  int n_out = 0;
+  int n_out = 0, n_flat_out = n_graph_out;
+  for (int i = 0; shape && i < n_graph_out; i++) n_flat_out += shape[i].count - 1;
   o2m_tensor **outs = NULL;
   if (!s)
-    s = compile_and_call(&r, module, entry_name, n_inputs, inputs, &n_out, &outs, model->graph->n_outputs,
-                         arena, diag);
+    s = compile_and_call(&r, module, entry_name, n_flat_in, flat_in, &n_out, &outs, n_flat_out, arena, diag);
   mlirContextDestroy(mc);
   if (s) return s;
-  for (int i = 0; i < n_out; i++) outputs[i] = outs[i];
-  label_outputs(model->graph, outputs);
+  if (!shape) {
+    for (int i = 0; i < n_out; i++) outputs[i] = outs[i];
+    label_outputs(model->graph, outputs);
+    return O2M_OK;
+  }
+  const o2m_graph *g = model->graph;
+  for (int i = 0, k = 0; i < n_graph_out; i++) {
+    o2m_io_value *v = &shape[i];
+    v->tensors = outs + k;
+    const o2m_type *t = &g->output_values[i]->type;
+    if (v->kind != O2M_TYPE_TENSOR) {
+      t = t->inner;
+      if (t && t->kind == O2M_TYPE_SEQUENCE) t = t->inner;
+    }
+    for (int j = 0; j < v->count; j++, k++) {
+      outs[k]->name = g->outputs[i].name;
+      o2m_dtype want = t ? t->elem : O2M_DT_UNDEFINED;
+      if (want && exec_dtype_feeds(want, outs[k]->dtype)) outs[k]->dtype = want;
+    }
+    outputs[i] = v->kind == O2M_TYPE_TENSOR ? v->tensors[0] : NULL;
+  }
   return O2M_OK;
 }
 

@@ -11,6 +11,7 @@
 #define O2M_RUN_H
 
 #include "ir/ir.h"
+#include "onnx/value_file.h"
 
 /* The phases of running a model, in order. */
 typedef enum o2m_run_phase {
@@ -46,6 +47,17 @@ typedef struct o2m_run_options {
   int repeat;
   /* Filled on success when not NULL. */
   o2m_run_timings *timings;
+  /* Sequence and optional inputs and outputs. When input_values is set it
+   * gives every runtime input (n_inputs entries; `inputs` is then
+   * ignored and may be NULL): the model is specialized to the lengths of
+   * its sequences and to which optionals are present, each element
+   * becoming one argument of the generated function. When output_values
+   * is set (the graph's output count of entries) it receives every
+   * output; outputs[i] is then the tensor of a tensor output and NULL for
+   * the others. Without output_values a model with a non-tensor output is
+   * refused. */
+  const o2m_io_value *input_values;
+  o2m_io_value *output_values;
 } o2m_run_options;
 
 /* Specialises `model` to the shapes of `inputs` (one per runtime input,
@@ -58,6 +70,13 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options,
                          int n_inputs, const o2m_tensor *const *inputs,
                          o2m_tensor **outputs, o2m_arena *arena,
                          o2m_run_phase *failed, o2m_diag *diag);
+
+/* o2m_specialize_inputs (core/core.h) for inputs given as values
+ * (sequences, optionals): a sequence input gets the merged type of its
+ * elements, an optional the type of what it holds. Lives in
+ * src/core/specialize.c. */
+o2m_status o2m_specialize_values(o2m_model *model, int n_inputs, const o2m_io_value *inputs,
+                                 o2m_diag *diag);
 
 /* Parses the MLIR file at `path` (text or bytecode, Linalg on tensors as
  * `import --to linalg` writes it), compiles it and calls @`entry` with

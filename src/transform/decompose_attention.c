@@ -19,6 +19,7 @@
  * or a padded mask's length unknown.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "transform/decompose_kit.h"
 
@@ -180,4 +181,129 @@ o2m_status o2m_decompose_attention(o2m_rewriter *rw) {
   if (s || !o2m_rw_out(rw, 3)) return s;
   o2m_value *debug = xk_cast(rw, mode == 3 ? probs : mode == 2 ? biased : logits, t);
   return xk_bind(rw, 3, debug);
+}
+
+/* ---- ai.onnx.preview FlexAttention (1) ------------------------------------ */
+
+/* Non-zero when the modifier graph g can be inlined: one input (besides
+ * initializers), one output, only default-domain nodes without subgraphs
+ * (the pass has already rewritten g's nodes to the core form). */
+static int mod_inlinable(const o2m_graph *g) {
+  int inputs = 0;
+  for (int i = 0; i < g->n_inputs; i++) inputs += g->input_values[i]->kind == O2M_VALUE_INPUT;
+  if (inputs != 1 || g->n_outputs != 1 || g->n_sparse_inits) return 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const o2m_node *n = g->nodes[i];
+    if (n->domain[0] || n->n_captures) return 0;
+    for (int a = 0; a < n->n_attrs; a++)
+      if (n->attrs[a].type == O2M_ATTR_GRAPH || n->attrs[a].type == O2M_ATTR_GRAPHS) return 0;
+  }
+  return 1;
+}
+
+typedef struct value_map {
+  int n, cap;
+  const o2m_value **from;
+  o2m_value **to;
+} value_map;
+
+/* The new value for the modifier graph's value v: its input is `arg`,
+ * enclosing values are themselves, initializers become Constants. */
+static o2m_value *mapped(o2m_rewriter *rw, value_map *m, const o2m_value *v, o2m_value *arg) {
+  for (int i = 0; i < m->n; i++)
+    if (m->from[i] == v) return m->to[i];
+  switch (v->kind) {
+  case O2M_VALUE_INPUT: return arg;
+  case O2M_VALUE_OUTER: {
+    o2m_value *o = v->outer;
+    while (o && o->kind == O2M_VALUE_OUTER && o->graph != rw->graph) o = o->outer;
+    return o;
+  }
+  case O2M_VALUE_INITIALIZER: {
+    o2m_value *c = v->init ? o2m_rw_const_tensor(rw, v->init) : NULL;
+    if (c && m->n < m->cap) {
+      m->from[m->n] = v;
+      m->to[m->n++] = c;
+    }
+    return c;
+  }
+  default: return NULL; /* a node output not made yet: not in order */
+  }
+}
+
+/* g's nodes copied into the graph being rewritten with g's input bound to
+ * arg; g's output, or NULL after filling the diag. */
+static o2m_value *inline_mod(o2m_rewriter *rw, const o2m_graph *g, o2m_value *arg) {
+  if (!arg) return NULL;
+  value_map m = {0};
+  m.cap = g->n_inputs + g->n_inits + 1;
+  for (int i = 0; i < g->n_nodes; i++) m.cap += g->nodes[i]->n_outputs;
+  m.from = calloc((size_t)m.cap, sizeof *m.from);
+  m.to = calloc((size_t)m.cap, sizeof *m.to);
+  o2m_value *out = NULL;
+  int ok = m.from && m.to;
+  if (!ok) o2m_rw_error(rw, "out of memory");
+  for (int i = 0; ok && i < g->n_nodes; i++) {
+    const o2m_node *n = g->nodes[i];
+    o2m_value *in[n->n_inputs + 1];
+    for (int k = 0; ok && k < n->n_inputs; k++) {
+      in[k] = n->inputs[k] ? mapped(rw, &m, n->inputs[k], arg) : NULL;
+      if (n->inputs[k] && !in[k]) ok = 0;
+    }
+    o2m_value **made = ok ? o2m_rw_node(rw, n->op_type, n->n_inputs, in, n->n_outputs, n->attrs, n->n_attrs) : NULL;
+    for (int k = 0; made && k < n->n_outputs && m.n < m.cap; k++)
+      if (n->outputs[k]) {
+        m.from[m.n] = n->outputs[k];
+        m.to[m.n++] = made[k];
+      }
+    if (!made) ok = 0;
+  }
+  if (ok) out = mapped(rw, &m, g->output_values[0], arg);
+  if (ok && !out) o2m_rw_error(rw, "a modifier graph's output is not made by its nodes");
+  free(m.from);
+  free(m.to);
+  return out;
+}
+
+/* Q [B, Hq, L, E], K [B, Hkv, S, E], V [B, Hkv, S, Ev], as ONNX's
+ * function body: K, V repeated to Hq heads; scores = (Q * sqrt(scale)) @
+ * (K * sqrt(scale))^T (in Q's type, then softmax_precision p), score_mod
+ * inlined, Softmax on the last axis, prob_mod inlined, Y = P @ V in p,
+ * cast back. Refused: head counts that are unknown and differ, and
+ * modifier graphs with more than one input or output, other domains or
+ * nested subgraphs. */
+o2m_status o2m_decompose_flex_attention(o2m_rewriter *rw) {
+  o2m_value *q = o2m_rw_in(rw, 0), *k = o2m_rw_in(rw, 1), *v = o2m_rw_in(rw, 2);
+  o2m_dtype t = xk_elem(q);
+  if (xk_rank(q) != 4 || xk_rank(k) != 4 || xk_rank(v) != 4 || !t)
+    return o2m_rw_unsupported(rw, "Q, K, V must be 4-D tensors of known type");
+  const o2m_attr *score_attr = o2m_rw_attr(rw, "score_mod"), *prob_attr = o2m_rw_attr(rw, "prob_mod");
+  const o2m_graph *score_mod = score_attr && score_attr->type == O2M_ATTR_GRAPH ? score_attr->g : NULL;
+  const o2m_graph *prob_mod = prob_attr && prob_attr->type == O2M_ATTR_GRAPH ? prob_attr->g : NULL;
+  if ((score_mod && !mod_inlinable(score_mod)) || (prob_mod && !mod_inlinable(prob_mod)))
+    return o2m_rw_unsupported(rw, "a modifier graph beyond one input and output of default-domain nodes");
+  heads h = {q->type.dims[1].size, k->type.dims[1].size, q->type.dims[3].size};
+  if (h.q < 0 || h.kv < 0) {
+    if (q->type.dims[1].sym != k->type.dims[1].sym || !q->type.dims[1].sym)
+      return o2m_rw_unsupported(rw, "the head counts are unknown");
+    h.q = h.kv = 0; /* the same symbol */
+  }
+  if (h.kv > 0 && h.q % h.kv) return o2m_rw_error(rw, "the query heads are not a multiple of the key heads");
+  const o2m_attr *scale_attr = o2m_rw_attr(rw, "scale");
+  if (!scale_attr && h.head_size <= 0) return o2m_rw_unsupported(rw, "the head size is unknown");
+  /* float32 as the function body: 1 / sqrt(E), then its square root */
+  float scale = scale_attr ? scale_attr->f : 1.0f / sqrtf((float)h.head_size);
+  o2m_dtype c = t == O2M_DT_DOUBLE ? t : O2M_DT_FLOAT;
+  o2m_dtype p = (o2m_dtype)o2m_rw_attr_i(rw, "softmax_precision", c);
+
+  static const int64_t swap_last[4] = {0, 1, 3, 2};
+  o2m_value *root = xk_scalar(rw, t, sqrtf(scale));
+  o2m_value *kt = xk_transpose(rw, xk_op2(rw, "Mul", repeat_heads(rw, k, &h), root), swap_last, 4);
+  o2m_value *scores = xk_cast(rw, xk_op2(rw, "MatMul", xk_op2(rw, "Mul", q, root), kt), p);
+  if (score_mod) scores = inline_mod(rw, score_mod, scores);
+  o2m_attr axis_last = o2m_rw_attr_int("axis", -1);
+  o2m_value *probs = scores ? o2m_rw_op(rw, "Softmax", 1, &scores, &axis_last, 1) : NULL;
+  if (prob_mod) probs = inline_mod(rw, prob_mod, probs);
+  o2m_value *y = xk_op2(rw, "MatMul", probs, xk_cast(rw, repeat_heads(rw, v, &h), p));
+  return xk_bind(rw, 0, xk_cast(rw, y, t));
 }

@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "emit/emit.h"
 #include "emit/linalg/lower.h"
+#include "onnx/value_file.h"
 #include "transform/transform.h"
 #include "util/diag.h"
 
@@ -90,45 +91,103 @@ static MlirLogicalResult on_diagnostic(MlirDiagnostic d, void *user) {
 
 /* ---- the function ---------------------------------------------------------- */
 
-static o2m_status build_function(lw_ctx *cx) {
+/* The type of every element of a sequence or optional of type t (the
+ * element tensor type), or NULL. */
+static const o2m_type *element_type(const o2m_type *t) {
+  const o2m_type *in = t->inner;
+  if (t->kind == O2M_TYPE_OPTIONAL && in && in->kind == O2M_TYPE_SEQUENCE) in = in->inner;
+  return in && in->kind == O2M_TYPE_TENSOR ? in : NULL;
+}
+
+enum { MAX_IO = 1024 };
+
+static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
   o2m_model *m = cx->model;
   const o2m_graph *g = m->graph;
-  int n_in = o2m_runtime_input_count(m);
-  MlirType in_types[256], out_types[256];
-  MlirLocation locs[256];
+  int n_in = o2m_runtime_input_count(m), n_args = 0;
+  MlirType *in_types = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirType));
+  MlirType *out_types = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirType));
+  MlirValue *results = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirValue));
+  MlirLocation *locs = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirLocation));
+  if (!in_types || !out_types || !results || !locs) return o2m_fail(cx->diag, O2M_ERR_NOMEM, "out of memory");
   if (n_in > 256 || g->n_outputs > 256) return lw_unsupported(cx, "more than 256 graph inputs or outputs");
   for (int i = 0; i < n_in; i++) {
     const o2m_value *v = o2m_runtime_input(m, i);
-    in_types[i] = lw_tensor_type(cx, &v->type);
-    locs[i] = mlirLocationNameGet(cx->mc, str_ref(v->name), mlirLocationUnknownGet(cx->mc));
-    if (mlirTypeIsNull(in_types[i])) return lw_unsupported(cx, "graph input '%s' is not a ranked tensor of a supported dtype", v->name);
+    MlirLocation loc = mlirLocationNameGet(cx->mc, str_ref(v->name), mlirLocationUnknownGet(cx->mc));
+    const o2m_io_value *x = cx->inputs ? &cx->inputs[i] : NULL;
+    if (x && x->kind != O2M_TYPE_TENSOR) {
+      const o2m_type *elem = element_type(&v->type);
+      MlirType t = elem ? lw_tensor_type(cx, elem) : (MlirType){NULL};
+      int count = x->present ? x->count : 0;
+      if (count && mlirTypeIsNull(t))
+        return lw_unsupported(cx, "the elements of graph input '%s' are not ranked tensors of one rank and a supported dtype", v->name);
+      if (n_args + count > MAX_IO) return lw_unsupported(cx, "more than %d tensors in the graph inputs", MAX_IO);
+      for (int k = 0; k < count; k++) in_types[n_args] = t, locs[n_args++] = loc;
+      continue;
+    }
+    in_types[n_args] = lw_tensor_type(cx, &v->type);
+    locs[n_args++] = loc;
+    if (mlirTypeIsNull(in_types[n_args - 1])) return lw_unsupported(cx, "graph input '%s' is not a ranked tensor of a supported dtype", v->name);
   }
   for (int i = 0; i < g->n_outputs; i++) {
-    out_types[i] = lw_tensor_type(cx, &g->output_values[i]->type);
-    if (mlirTypeIsNull(out_types[i])) return lw_unsupported(cx, "graph output '%s' is not a ranked tensor of a supported dtype", g->outputs[i].name);
+    const o2m_type *t = &g->output_values[i]->type;
+    if (out_values && (t->kind == O2M_TYPE_SEQUENCE || t->kind == O2M_TYPE_OPTIONAL)) continue;
+    if (mlirTypeIsNull(lw_tensor_type(cx, t))) return lw_unsupported(cx, "graph output '%s' is not a ranked tensor of a supported dtype", g->outputs[i].name);
   }
-  MlirType fn_type = mlirFunctionTypeGet(cx->mc, n_in, in_types, g->n_outputs, out_types);
   char attrs[256];
   snprintf(attrs, sizeof(attrs), "sym_name = \"main\", llvm.emit_c_interface");
   MlirBlock module_body = mlirModuleGetBody(cx->module);
   cx->block = module_body;
   MlirOperation fn = lw_op(cx, "func.func", 0, NULL, 0, NULL, attrs, 1);
   if (mlirOperationIsNull(fn)) return lw_error(cx, "internal: cannot create func.func");
-  mlirOperationSetAttributeByName(fn, str_ref("function_type"), mlirTypeAttrGet(fn_type));
-  MlirBlock entry = mlirBlockCreate(n_in, in_types, locs);
+  MlirBlock entry = mlirBlockCreate(n_args, in_types, locs);
   mlirRegionAppendOwnedBlock(mlirOperationGetRegion(fn, 0), entry);
   cx->entry = cx->block = entry;
-  for (int i = 0; i < n_in; i++) lw_map(cx, o2m_runtime_input(m, i), mlirBlockGetArgument(entry, i));
+  for (int i = 0, a = 0; i < n_in; i++) {
+    const o2m_value *v = o2m_runtime_input(m, i);
+    const o2m_io_value *x = cx->inputs ? &cx->inputs[i] : NULL;
+    if (x && x->kind != O2M_TYPE_TENSOR) {
+      int count = x->present ? x->count : 0;
+      MlirValue elems[count + 1];
+      for (int k = 0; k < count; k++) elems[k] = mlirBlockGetArgument(entry, a++);
+      o2m_status s = lw_seq_map(cx, v, x->present, count, elems);
+      if (s) return s;
+      continue;
+    }
+    lw_map(cx, v, mlirBlockGetArgument(entry, a++));
+  }
   o2m_status s = lw_lower_graph_nodes(cx, g);
   if (s) return s;
   cx->node = NULL;
-  MlirValue results[256];
+  int n_results = 0;
   for (int i = 0; i < g->n_outputs; i++) {
-    results[i] = lw_get(cx, g->output_values[i]);
-    if (mlirValueIsNull(results[i])) return lw_error(cx, "internal: graph output '%s' has no value", g->outputs[i].name);
-    results[i] = lw_cast_tensor(cx, results[i], out_types[i]);
+    const o2m_value *v = g->output_values[i];
+    if (out_values && (v->type.kind == O2M_TYPE_SEQUENCE || v->type.kind == O2M_TYPE_OPTIONAL)) {
+      const lw_seq *q = lw_seq_get(cx, v);
+      if (!q) return lw_unsupported(cx, "graph output '%s': its sequence or optional is not known when lowering", g->outputs[i].name);
+      const o2m_type *elem = element_type(&v->type);
+      MlirType t = elem ? lw_tensor_type(cx, elem) : (MlirType){NULL};
+      if (n_results + q->n > MAX_IO) return lw_unsupported(cx, "more than %d tensors in the graph outputs", MAX_IO);
+      for (int k = 0; k < q->n; k++) {
+        MlirValue e = q->elems[k];
+        if (!mlirTypeIsNull(t)) e = lw_cast_tensor(cx, e, t);
+        out_types[n_results] = mlirValueGetType(e);
+        results[n_results++] = e;
+      }
+      o2m_type_kind holds = v->type.kind == O2M_TYPE_OPTIONAL && v->type.inner ? v->type.inner->kind : O2M_TYPE_TENSOR;
+      out_values[i] = (o2m_io_value){v->type.kind, holds, q->present, q->n, NULL};
+      continue;
+    }
+    MlirValue r = lw_get(cx, v);
+    if (mlirValueIsNull(r)) return lw_error(cx, "internal: graph output '%s' has no value", g->outputs[i].name);
+    out_types[n_results] = lw_tensor_type(cx, &v->type);
+    results[n_results] = lw_cast_tensor(cx, r, out_types[n_results]);
+    n_results++;
+    if (out_values) out_values[i] = (o2m_io_value){O2M_TYPE_TENSOR, O2M_TYPE_TENSOR, 1, 1, NULL};
   }
-  lw_op(cx, "func.return", g->n_outputs, results, 0, NULL, NULL, 0);
+  lw_op(cx, "func.return", n_results, results, 0, NULL, NULL, 0);
+  MlirType fn_type = mlirFunctionTypeGet(cx->mc, n_args, in_types, n_results, out_types);
+  mlirOperationSetAttributeByName(fn, str_ref("function_type"), mlirTypeAttrGet(fn_type));
   return O2M_OK;
 }
 
@@ -144,6 +203,12 @@ static void load_dialects(MlirContext mc) {
 
 o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc, int for_jit,
                                   MlirModule *out, o2m_diag *diag) {
+  return o2m_emit_linalg_module_io(model, mc, for_jit, NULL, NULL, out, diag);
+}
+
+o2m_status o2m_emit_linalg_module_io(o2m_model *model, MlirContext mc, int for_jit,
+                                     const o2m_io_value *inputs, o2m_io_value *outputs,
+                                     MlirModule *out, o2m_diag *diag) {
   o2m_status s = o2m_transform_to_core(model, diag);
   if (s) return s;
   report r = {{0}, 0, 0};
@@ -161,9 +226,10 @@ o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc, int for_jit,
   cx.diag = diag;
   cx.mc = mc;
   cx.for_jit = for_jit;
+  cx.inputs = inputs;
   cx.loc = mlirLocationUnknownGet(mc);
   cx.module = mlirModuleCreateEmpty(cx.loc);
-  s = build_function(&cx);
+  s = build_function(&cx, outputs);
   if (!s && !mlirOperationVerify(mlirModuleGetOperation(cx.module)))
     s = o2m_fail(diag, O2M_ERR_INTERNAL, "%s: the Linalg module does not verify:\n%s", model->path, messages.text);
   mlirContextDetachDiagnosticHandler(mc, handler);

@@ -35,6 +35,16 @@ typedef struct lw_value_slot {
   MlirValue value;
 } lw_value_slot;
 
+/* A sequence or optional value unrolled (run/test, where the model is
+ * specialized to its inputs): its elements as tensor values. An optional
+ * tensor holds 0 or 1 of them; an optional sequence is `present` or not. */
+typedef struct lw_seq {
+  const o2m_value *key;
+  int present; /* optionals: whether it holds a value; sequences: 1 */
+  int n;
+  MlirValue *elems;
+} lw_seq;
+
 typedef struct lw_ctx {
   o2m_model *model;
   o2m_diag *diag;
@@ -54,6 +64,12 @@ typedef struct lw_ctx {
    * runs along contiguous rows of the output, instead of the named ops a
    * downstream compiler tiles and vectorizes itself. */
   int for_jit;
+  /* Unrolled sequences and optionals (o2m_value* -> lw_seq), and the
+   * structure of the runtime inputs when given (run: NULL otherwise,
+   * where sequence and optional inputs are refused). */
+  lw_seq *seqs;
+  size_t seqs_count, seqs_cap;
+  const struct o2m_io_value *inputs;
 } lw_ctx;
 
 typedef o2m_status (*lw_lower_fn)(lw_ctx *cx);
@@ -69,6 +85,10 @@ o2m_status lw_error(lw_ctx *cx, const char *fmt, ...)
  * the entry block for a known value / initializer. Null when neither. */
 MlirValue lw_get(lw_ctx *cx, const o2m_value *v);
 void lw_map(lw_ctx *cx, const o2m_value *v, MlirValue m);
+/* The unrolled sequence or optional of a value, or NULL. */
+const lw_seq *lw_seq_get(lw_ctx *cx, const o2m_value *v);
+/* Maps v to a sequence or optional of n elements (copied). */
+o2m_status lw_seq_map(lw_ctx *cx, const o2m_value *v, int present, int n, const MlirValue *elems);
 /* Node input i (null MlirValue when missing or unknown). */
 MlirValue lw_in(lw_ctx *cx, int i);
 const o2m_type *lw_in_type(lw_ctx *cx, int i);
@@ -223,6 +243,17 @@ o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g);
 #define LOWER(op, fn) o2m_status fn(lw_ctx *cx);
 #include "emit/linalg/lower_rules.def"
 #undef LOWER
+
+/* o2m_emit_linalg_module for a run on `inputs` (o2m_runtime_input
+ * order; may be NULL when all are tensors): each element of a sequence or
+ * optional input is one argument, each of an output one result, in order;
+ * `outputs` (the graph's output count, may be NULL when all are tensors)
+ * receives the structure of every output (kind, presence, count; no
+ * tensors). */
+struct o2m_io_value;
+o2m_status o2m_emit_linalg_module_io(o2m_model *model, MlirContext mc, int for_jit,
+                                     const struct o2m_io_value *inputs, struct o2m_io_value *outputs,
+                                     MlirModule *out, o2m_diag *diag);
 
 /* The lowering of a default-domain op, or NULL. */
 lw_lower_fn lw_lowering_for(const char *domain, const char *op_type);

@@ -93,6 +93,34 @@ MlirValue lw_get(lw_ctx *cx, const o2m_value *v) {
   return c;
 }
 
+/* ---- unrolled sequences and optionals -------------------------------------- */
+
+const lw_seq *lw_seq_get(lw_ctx *cx, const o2m_value *v) {
+  v = defining(v);
+  for (size_t i = 0; v && i < cx->seqs_count; i++)
+    if (cx->seqs[i].key == v) return &cx->seqs[i];
+  return NULL;
+}
+
+o2m_status lw_seq_map(lw_ctx *cx, const o2m_value *v, int present, int n, const MlirValue *elems) {
+  v = defining(v);
+  lw_seq *slot = (lw_seq *)lw_seq_get(cx, v);
+  if (!slot) {
+    if (cx->seqs_count == cx->seqs_cap) {
+      size_t cap = cx->seqs_cap ? 2 * cx->seqs_cap : 16;
+      cx->seqs = o2m_arena_grow(&cx->scratch, cx->seqs, cx->seqs_count, cap, sizeof(lw_seq));
+      if (!cx->seqs) return o2m_fail(cx->diag, O2M_ERR_NOMEM, "out of memory");
+      cx->seqs_cap = cap;
+    }
+    slot = &cx->seqs[cx->seqs_count++];
+  }
+  MlirValue *copy = n ? o2m_arena_array(&cx->scratch, (size_t)n, sizeof(MlirValue)) : NULL;
+  if (n && !copy) return o2m_fail(cx->diag, O2M_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n; i++) copy[i] = elems[i];
+  *slot = (lw_seq){v, present, n, copy};
+  return O2M_OK;
+}
+
 /* ---- node inputs, outputs, attributes ------------------------------------ */
 
 int lw_in_present(lw_ctx *cx, int i) {
