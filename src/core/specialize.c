@@ -132,22 +132,30 @@ static int is_parameter_input(const o2m_graph *g, const o2m_value *v, const o2m_
   return uses > 0;
 }
 
+static o2m_status check_input_count(const o2m_model *model, int n_inputs, o2m_diag *diag) {
+  int want = o2m_runtime_input_count(model);
+  if (n_inputs == want) return O2M_OK;
+  return o2m_fail(diag, O2M_ERR_INVALID, "%s: the model takes %d inputs but %d were given", model->path,
+                  want, n_inputs);
+}
+
+/* Gives input v the static type of tensor t, and t's value when v only acts
+ * as a parameter; the caller keeps t alive until lowering ends. */
+static o2m_status specialize_tensor(o2m_model *model, o2m_value *v, const o2m_tensor *t, o2m_diag *diag) {
+  o2m_type type;
+  o2m_status s = concrete_type(model, v, t, &type, diag);
+  if (s) return s;
+  v->type = type;
+  if (is_parameter_input(model->graph, v, t)) v->known = t;
+  return O2M_OK;
+}
+
 o2m_status o2m_specialize_inputs(o2m_model *model, int n_inputs,
                                  const o2m_tensor *const *inputs,
                                  o2m_diag *diag) {
-  int want = o2m_runtime_input_count(model);
-  if (n_inputs != want)
-    return o2m_fail(diag, O2M_ERR_INVALID, "%s: the model takes %d inputs but %d were given",
-                    model->path, want, n_inputs);
-  for (int i = 0; i < n_inputs; i++) {
-    o2m_value *v = o2m_runtime_input(model, i);
-    o2m_type t;
-    o2m_status s = concrete_type(model, v, inputs[i], &t, diag);
-    if (s) return s;
-    v->type = t;
-    /* the caller keeps the input tensors alive until lowering ends */
-    if (is_parameter_input(model->graph, v, inputs[i])) v->known = inputs[i];
-  }
+  o2m_status s = check_input_count(model, n_inputs, diag);
+  for (int i = 0; i < n_inputs && !s; i++) s = specialize_tensor(model, o2m_runtime_input(model, i), inputs[i], diag);
+  if (s) return s;
   forget_inference(model->graph);
   return o2m_infer_model(model, diag);
 }
@@ -226,21 +234,16 @@ static o2m_status value_type(o2m_model *m, const o2m_value *v, const o2m_io_valu
 }
 
 o2m_status o2m_specialize_values(o2m_model *model, int n_inputs, const o2m_io_value *inputs, o2m_diag *diag) {
-  int want = o2m_runtime_input_count(model);
-  if (n_inputs != want)
-    return o2m_fail(diag, O2M_ERR_INVALID, "%s: the model takes %d inputs but %d were given",
-                    model->path, want, n_inputs);
+  o2m_status s = check_input_count(model, n_inputs, diag);
+  if (s) return s;
   for (int i = 0; i < n_inputs; i++) {
     o2m_value *v = o2m_runtime_input(model, i);
     const o2m_io_value *x = &inputs[i];
     o2m_type t;
-    o2m_status s;
     if (x->kind == O2M_TYPE_TENSOR) {
       if (x->count != 1 || !x->tensors || !x->tensors[0])
         return o2m_fail(diag, O2M_ERR_INVALID, "%s: input '%s' has no tensor", model->path, v->name);
-      if ((s = concrete_type(model, v, x->tensors[0], &t, diag))) return s;
-      v->type = t;
-      if (is_parameter_input(model->graph, v, x->tensors[0])) v->known = x->tensors[0];
+      if ((s = specialize_tensor(model, v, x->tensors[0], diag))) return s;
       continue;
     }
     if (x->kind != O2M_TYPE_SEQUENCE && x->kind != O2M_TYPE_OPTIONAL)

@@ -99,7 +99,7 @@ o2m_status lw_lower_sequence_insert(lw_ctx *cx) {
   MlirValue t = lw_in(cx, 1);
   if (mlirValueIsNull(t)) return lw_unsupported(cx, "the tensor is missing or not lowered");
   if (q->n >= SEQ_MAX) return lw_unsupported(cx, "a sequence longer than %d", SEQ_MAX);
-  int64_t pos;
+  int64_t pos = 0;
   o2m_status s = known_pos(cx, 2, q->n, 1, q->n, &pos);
   if (s) return s;
   MlirValue elems[q->n + 1];
@@ -111,7 +111,7 @@ o2m_status lw_lower_sequence_erase(lw_ctx *cx) {
   const lw_seq *q = seq_in(cx, 0);
   if (!q) return O2M_ERR_UNSUPPORTED;
   if (q->n == 0) return lw_error(cx, "erasing from an empty sequence");
-  int64_t pos;
+  int64_t pos = 0;
   o2m_status s = known_pos(cx, 1, q->n, 0, q->n - 1, &pos);
   if (s) return s;
   MlirValue elems[q->n];
@@ -125,7 +125,7 @@ o2m_status lw_lower_sequence_erase(lw_ctx *cx) {
 o2m_status lw_lower_sequence_at(lw_ctx *cx) {
   const lw_seq *q = seq_in(cx, 0);
   if (!q) return O2M_ERR_UNSUPPORTED;
-  int64_t pos;
+  int64_t pos = 0;
   o2m_status s = known_pos(cx, 1, q->n, 0, 0, &pos);
   return s ? s : lw_set_out(cx, 0, q->elems[pos]);
 }
