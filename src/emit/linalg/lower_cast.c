@@ -6,6 +6,7 @@
  * semantics; float8/float4 go through f32 (lower_lowp.c), with the node's
  * saturate and round_mode attributes. Strings are not lowered. */
 #include "emit/linalg/lower_lowp.h"
+#include "emit/linalg/lower_window.h"
 
 static MlirValue conv(lw_ctx *cx, const char *op, MlirValue v, MlirType to) {
   return lw_op1(cx, op, 1, &v, to, NULL);
@@ -74,11 +75,6 @@ typedef struct cast_dtypes {
   o2m_dtype from, to;
 } cast_dtypes;
 
-static o2m_status cast_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
-  const cast_dtypes *d = user;
-  *result = lw_scalar_cast(cx, args[0], d->from, d->to);
-  return lw_value_status(cx, *result);
-}
 
 /* Cast and CastLike: input 0 converted to the dtype of output 0 (inferred
  * from `to` or from CastLike's second input) */
@@ -89,9 +85,8 @@ o2m_status lw_lower_cast(lw_ctx *cx) {
   if (mlirValueIsNull(x) || mlirTypeIsNull(elem) || mlirTypeIsNull(lw_elem_type(cx, d.from)))
     return lw_unsupported(cx, "cast from %s to %s is not lowered", o2m_dtype_name(d.from),
                           o2m_dtype_name(d.to));
-  if (d.from == d.to) return lw_set_out(cx, 0, x);
   MlirValue y;
-  o2m_status s = lw_broadcast(cx, 1, &x, lw_out_type(cx, 0), elem, cast_body, &d, &y);
+  o2m_status s = lw_convert(cx, x, d.from, d.to, &y);
   return s ? s : lw_set_out(cx, 0, y);
 }
 

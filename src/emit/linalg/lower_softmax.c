@@ -47,22 +47,24 @@ static o2m_status normalize_body(lw_ctx *cx, const MlirValue *args, MlirValue *r
 }
 
 /* The normalized axis of input 0, and as a mask. */
-static o2m_status softmax_axis(lw_ctx *cx, int rank, int *axis, unsigned char *reduced) {
+/* Input 0 (*x, of rank *rank) and the axis the op works along. */
+static o2m_status softmax_input(lw_ctx *cx, MlirValue *x, int *rank, int *axis, unsigned char *reduced) {
+  *x = lw_in(cx, 0);
+  if (mlirValueIsNull(*x)) return lw_unsupported(cx, "input is missing or not a tensor");
+  int r = *rank = (int)mlirShapedTypeGetRank(mlirValueGetType(*x));
+  if (r > MAX_RANK) return lw_unsupported(cx, "rank above %d", MAX_RANK);
   if (cx->node->opset < 13) return lw_unsupported(cx, "the opset < 13 form (the transform layer normalizes it)");
-  if (rank == 0) return lw_unsupported(cx, "a scalar input");
+  if (r == 0) return lw_unsupported(cx, "a scalar input");
   int64_t a = lw_attr_int(cx, "axis", -1);
-  *axis = (int)(a < 0 ? a + rank : a);
-  return lw_axes_mask(cx, rank, 1, &a, reduced);
+  *axis = (int)(a < 0 ? a + r : a);
+  return lw_axes_mask(cx, r, 1, &a, reduced);
 }
 
 static o2m_status lower_softmax_common(lw_ctx *cx, int log) {
-  MlirValue x = lw_in(cx, 0);
-  if (mlirValueIsNull(x)) return lw_unsupported(cx, "input is missing or not a tensor");
-  int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(x));
+  MlirValue x;
+  int rank = 0, axis = 0;
   unsigned char reduced[MAX_RANK];
-  if (rank > MAX_RANK) return lw_unsupported(cx, "rank above %d", MAX_RANK);
-  int axis = 0;
-  o2m_status s = softmax_axis(cx, rank, &axis, reduced);
+  o2m_status s = softmax_input(cx, &x, &rank, &axis, reduced);
   if (s) return s;
   o2m_dtype in_dt = lw_in_type(cx, 0)->elem;
   int half = in_dt == O2M_DT_FLOAT16 || in_dt == O2M_DT_BFLOAT16;
@@ -104,13 +106,10 @@ static o2m_status one_hot_body(lw_ctx *cx, const MlirValue *args, MlirValue *res
 
 /* 1 at the first max along the axis, 0 elsewhere */
 o2m_status lw_lower_hardmax(lw_ctx *cx) {
-  MlirValue x = lw_in(cx, 0);
-  if (mlirValueIsNull(x)) return lw_unsupported(cx, "input is missing or not a tensor");
-  int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(x));
+  MlirValue x;
+  int rank = 0, axis = 0;
   unsigned char reduced[MAX_RANK];
-  if (rank > MAX_RANK) return lw_unsupported(cx, "rank above %d", MAX_RANK);
-  int axis = 0;
-  o2m_status s = softmax_axis(cx, rank, &axis, reduced);
+  o2m_status s = softmax_input(cx, &x, &rank, &axis, reduced);
   if (s) return s;
   o2m_dtype dt = lw_in_type(cx, 0)->elem;
   hardmax_step st = {axis, lw_elem_type(cx, dt)};
