@@ -15,8 +15,10 @@ static const struct {
   const char *domain, *op;
 } rewritten[] = {
 #define RULE(domain, op, fn) {domain, op},
+#define DECOMPOSE(domain, op, fn) {domain, op},
 #include "transform/rules.def"
 #undef RULE
+#undef DECOMPOSE
     {NULL, NULL}};
 
 static int listed(const char *const *names, const char *op_type) {

@@ -8,14 +8,18 @@
 #include "util/diag.h"
 
 #define RULE(domain, op, fn) o2m_status fn(o2m_rewriter *rw);
+#define DECOMPOSE(domain, op, fn) o2m_status fn(o2m_rewriter *rw);
 #include "transform/rules.def"
 #undef RULE
+#undef DECOMPOSE
 
 static const o2m_rewrite_rule rules[] = {
-#define RULE(domain, op, fn) {domain, op, fn},
+#define RULE(domain, op, fn) {domain, op, fn, 0},
+#define DECOMPOSE(domain, op, fn) {domain, op, fn, 1},
 #include "transform/rules.def"
 #undef RULE
-    {NULL, NULL, NULL}};
+#undef DECOMPOSE
+    {NULL, NULL, NULL, 0}};
 
 const o2m_rewrite_rule *o2m_rewrite_rule_for(const char *domain,
                                              const char *op_type) {
@@ -25,17 +29,31 @@ const o2m_rewrite_rule *o2m_rewrite_rule_for(const char *domain,
   return NULL;
 }
 
-static o2m_status transform_graph(o2m_model *model, o2m_graph *g, o2m_diag *diag);
+/* What the target keeps: ops it lowers itself are not decomposed. */
+typedef struct target_ops {
+  o2m_keeps_op_fn keeps; /* NULL: the target keeps no op that has a rule */
+  void *user;
+} target_ops;
 
-static o2m_status transform_subgraphs(o2m_model *model, o2m_node *n, o2m_diag *diag) {
+static int applies(const o2m_rewrite_rule *rule, const o2m_node *n, const target_ops *t) {
+  if (!rule || !rule->rewrite) return 0;
+  if (!rule->decomposes) return 1;
+  return !t->keeps || !t->keeps(n->domain, n->op_type, t->user);
+}
+
+static o2m_status transform_graph(o2m_model *model, o2m_graph *g, const target_ops *t,
+                                  o2m_diag *diag);
+
+static o2m_status transform_subgraphs(o2m_model *model, o2m_node *n, const target_ops *t,
+                                      o2m_diag *diag) {
   for (int a = 0; a < n->n_attrs; a++) {
     o2m_attr *attr = &n->attrs[a];
     if (attr->type == O2M_ATTR_GRAPH && attr->g) {
-      o2m_status s = transform_graph(model, attr->g, diag);
+      o2m_status s = transform_graph(model, attr->g, t, diag);
       if (s) return s;
     }
     for (int k = 0; attr->type == O2M_ATTR_GRAPHS && k < attr->count; k++) {
-      o2m_status s = transform_graph(model, attr->graphs[k], diag);
+      o2m_status s = transform_graph(model, attr->graphs[k], t, diag);
       if (s) return s;
     }
   }
@@ -87,21 +105,52 @@ static o2m_status apply_rule(o2m_rewriter *rw, o2m_node *n, const o2m_rewrite_ru
   return keep(rw, n);
 }
 
-static o2m_status transform_graph(o2m_model *model, o2m_graph *g, o2m_diag *diag) {
+/* Decompositions may make ops the target does not keep either (a TOSA
+ * decomposition written in ops that Linalg lowers, say): the nodes made
+ * by rules are decomposed again, up to this many rounds. */
+enum { MAX_ROUNDS = 8 };
+
+static o2m_status transform_graph(o2m_model *model, o2m_graph *g, const target_ops *t,
+                                  o2m_diag *diag) {
   o2m_rewriter rw = {model, diag, g, NULL, NULL, 0, 0, 0};
   for (int i = 0; i < g->n_nodes; i++) {
     o2m_node *n = g->nodes[i];
-    o2m_status s = transform_subgraphs(model, n, diag);
+    o2m_status s = transform_subgraphs(model, n, t, diag);
     if (s) return s;
     const o2m_rewrite_rule *rule = o2m_rewrite_rule_for(n->domain, n->op_type);
-    s = rule && rule->rewrite ? apply_rule(&rw, n, rule, diag) : keep(&rw, n);
+    s = applies(rule, n, t) ? apply_rule(&rw, n, rule, diag) : keep(&rw, n);
     if (s) return s;
   }
   g->nodes = rw.out_nodes;
   g->n_nodes = rw.n_out_nodes;
+  int counter = rw.counter;
+  for (int round = 0; round < MAX_ROUNDS; round++) {
+    int changed = 0;
+    o2m_rewriter again = {model, diag, g, NULL, NULL, 0, 0, counter};
+    for (int i = 0; i < g->n_nodes; i++) {
+      o2m_node *n = g->nodes[i];
+      const o2m_rewrite_rule *rule = o2m_rewrite_rule_for(n->domain, n->op_type);
+      int redo = rule && rule->decomposes && !n->rewrite_failure && applies(rule, n, t);
+      int before = again.n_out_nodes;
+      o2m_status s = redo ? apply_rule(&again, n, rule, diag) : keep(&again, n);
+      if (s) return s;
+      changed |= redo && !(again.n_out_nodes == before + 1 && again.out_nodes[before] == n);
+    }
+    g->nodes = again.out_nodes;
+    g->n_nodes = again.n_out_nodes;
+    counter = again.counter;
+    if (!changed) break;
+  }
   return O2M_OK;
 }
 
 o2m_status o2m_transform_to_core(o2m_model *model, o2m_diag *diag) {
-  return transform_graph(model, model->graph, diag);
+  target_ops t = {NULL, NULL};
+  return transform_graph(model, model->graph, &t, diag);
+}
+
+o2m_status o2m_transform_for_target(o2m_model *model, o2m_keeps_op_fn keeps, void *user,
+                                    o2m_diag *diag) {
+  target_ops t = {keeps, user};
+  return transform_graph(model, model->graph, &t, diag);
 }

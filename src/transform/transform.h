@@ -43,11 +43,26 @@ typedef o2m_status (*o2m_rewrite_fn)(o2m_rewriter *rw);
 typedef struct o2m_rewrite_rule {
   const char *domain, *op_type;
   o2m_rewrite_fn rewrite; /* NULL: the op is core as it is */
+  int decomposes;         /* 1: a decomposition (DECOMPOSE in rules.def),
+                             skipped for a target that keeps the op;
+                             0: a normalization, always applied */
 } o2m_rewrite_rule;
 
-/* Rewrites every graph of the model to the core form. Nodes whose op has
- * no rule are kept (the backend reports the ones it cannot lower). */
+/* Rewrites every graph of the model to the core form, decomposing every
+ * op that has a decomposition. Nodes whose op has no rule are kept (the
+ * backend reports the ones it cannot lower). */
 o2m_status o2m_transform_to_core(o2m_model *model, o2m_diag *diag);
+
+/* Whether a target lowers an op itself (its lowering table has a row). */
+typedef int (*o2m_keeps_op_fn)(const char *domain, const char *op_type, void *user);
+
+/* The same for one target (per-target legality, as torch-mlir's
+ * backend-legal-ops): normalizations always apply; a decomposition
+ * applies to the nodes of ops that `keeps` says the target does not
+ * lower, and again to the nodes that decompositions make, so a target
+ * gets every op written in ops it has where rules allow. */
+o2m_status o2m_transform_for_target(o2m_model *model, o2m_keeps_op_fn keeps, void *user,
+                                    o2m_diag *diag);
 
 /* The rule for an op, or NULL when it has none. */
 const o2m_rewrite_rule *o2m_rewrite_rule_for(const char *domain,

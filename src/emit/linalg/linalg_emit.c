@@ -1,195 +1,15 @@
-/* linalg_emit.c - the Linalg emitter's entry points: rewrites the model to
- * the core form, lists every node it cannot lower (all at once, before
- * lowering), builds `func.func @main` (runtime inputs in, graph outputs
- * out, llvm.emit_c_interface) node by node, verifies, and prints the
- * module as text or bytecode. */
-#include <stdio.h>
-#include <string.h>
-
+/* linalg_emit.c - the Linalg target: its entry in the emitter kit (name,
+ * lowering table, dialects, arith.constant), the module for run/test, and
+ * `import --to linalg`. */
 #include <mlir-c/Dialect/Arith.h>
 #include <mlir-c/Dialect/Func.h>
 #include <mlir-c/Dialect/Linalg.h>
 #include <mlir-c/Dialect/Math.h>
 #include <mlir-c/Dialect/SCF.h>
 #include <mlir-c/Dialect/Tensor.h>
-#include <mlir-c/Diagnostics.h>
 
-#include "core/core.h"
 #include "emit/emit.h"
 #include "emit/linalg/lower.h"
-#include "onnx/value_file.h"
-#include "transform/transform.h"
-#include "util/diag.h"
-
-static MlirStringRef str_ref(const char *s) { return mlirStringRefCreateFromCString(s); }
-
-/* ---- the unsupported-node report ----------------------------------------- */
-
-typedef struct report {
-  char text[1536];
-  size_t len;
-  int count;
-} report;
-
-static int node_needs_code(const o2m_node *n) {
-  for (int i = 0; i < n->n_outputs; i++)
-    if (n->outputs[i] && !n->outputs[i]->known) return 1;
-  return n->n_outputs == 0;
-}
-
-/* The branch of an If whose condition is known at import that is never
- * taken (the If lowering emits only the other one), or NULL. */
-static const o2m_graph *untaken_branch(const o2m_node *n) {
-  const o2m_tensor *cond = n->n_inputs > 0 && n->inputs[0] ? n->inputs[0]->known : NULL;
-  if (n->domain[0] || strcmp(n->op_type, "If") != 0 || !cond || cond->count != 1 || !cond->data) return NULL;
-  const o2m_attr *branch = o2m_node_attr(n, cond->data[0] ? "else_branch" : "then_branch");
-  return branch && branch->type == O2M_ATTR_GRAPH ? branch->g : NULL;
-}
-
-static void collect_unsupported(const o2m_graph *g, report *r) {
-  for (int i = 0; i < g->n_nodes; i++) {
-    const o2m_node *n = g->nodes[i];
-    const o2m_graph *skip = untaken_branch(n);
-    for (int a = 0; a < n->n_attrs; a++) {
-      if (n->attrs[a].type == O2M_ATTR_GRAPH && n->attrs[a].g && n->attrs[a].g != skip)
-        collect_unsupported(n->attrs[a].g, r);
-      for (int k = 0; n->attrs[a].type == O2M_ATTR_GRAPHS && k < n->attrs[a].count; k++)
-        collect_unsupported(n->attrs[a].graphs[k], r);
-    }
-    if (!node_needs_code(n) || lw_lowering_for(n->domain, n->op_type)) continue;
-    if (r->count++ >= 12 || r->len >= sizeof(r->text) - 1) continue;
-    const char *why = n->rewrite_failure ? strstr(n->rewrite_failure, "): ") : NULL;
-    r->len += (size_t)snprintf(r->text + r->len, sizeof(r->text) - r->len,
-                               "\n  '%s' (%s, domain '%s', opset %lld): %s", n->name, n->op_type,
-                               n->domain[0] ? n->domain : "ai.onnx", (long long)n->opset,
-                               why ? why + 3 : "no Linalg lowering");
-    if (r->len >= sizeof(r->text)) r->len = sizeof(r->text) - 1;
-  }
-}
-
-/* ---- diagnostics from MLIR ----------------------------------------------- */
-
-typedef struct mlir_messages {
-  char text[2048];
-  size_t len;
-} mlir_messages;
-
-static void append_message(MlirStringRef s, void *user) {
-  mlir_messages *m = user;
-  size_t n = s.length < sizeof(m->text) - 1 - m->len ? s.length : sizeof(m->text) - 1 - m->len;
-  memcpy(m->text + m->len, s.data, n);
-  m->len += n;
-  m->text[m->len] = 0;
-}
-
-static MlirLogicalResult on_diagnostic(MlirDiagnostic d, void *user) {
-  mlir_messages *m = user;
-  if (m->len) append_message(str_ref("\n"), m);
-  mlirDiagnosticPrint(d, append_message, m);
-  return mlirLogicalResultSuccess();
-}
-
-/* ---- the function ---------------------------------------------------------- */
-
-/* The type of every element of a sequence or optional of type t (the
- * element tensor type), or NULL. */
-static const o2m_type *element_type(const o2m_type *t) {
-  const o2m_type *in = t->inner;
-  if (t->kind == O2M_TYPE_OPTIONAL && in && in->kind == O2M_TYPE_SEQUENCE) in = in->inner;
-  return in && in->kind == O2M_TYPE_TENSOR ? in : NULL;
-}
-
-enum { MAX_IO = 1024 };
-
-static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
-  o2m_model *m = cx->model;
-  const o2m_graph *g = m->graph;
-  int n_in = o2m_runtime_input_count(m), n_args = 0;
-  MlirType *in_types = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirType));
-  MlirType *out_types = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirType));
-  MlirValue *results = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirValue));
-  MlirLocation *locs = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirLocation));
-  if (!in_types || !out_types || !results || !locs) return o2m_fail(cx->diag, O2M_ERR_NOMEM, "out of memory");
-  if (n_in > 256 || g->n_outputs > 256) return lw_unsupported(cx, "more than 256 graph inputs or outputs");
-  for (int i = 0; i < n_in; i++) {
-    const o2m_value *v = o2m_runtime_input(m, i);
-    MlirLocation loc = mlirLocationNameGet(cx->mc, str_ref(v->name), mlirLocationUnknownGet(cx->mc));
-    const o2m_io_value *x = cx->inputs ? &cx->inputs[i] : NULL;
-    if (x && x->kind != O2M_TYPE_TENSOR) {
-      const o2m_type *elem = element_type(&v->type);
-      MlirType t = elem ? lw_tensor_type(cx, elem) : (MlirType){NULL};
-      int count = x->present ? x->count : 0;
-      if (count && mlirTypeIsNull(t))
-        return lw_unsupported(cx, "the elements of graph input '%s' are not ranked tensors of one rank and a supported dtype", v->name);
-      if (n_args + count > MAX_IO) return lw_unsupported(cx, "more than %d tensors in the graph inputs", MAX_IO);
-      for (int k = 0; k < count; k++) in_types[n_args] = t, locs[n_args++] = loc;
-      continue;
-    }
-    in_types[n_args] = lw_tensor_type(cx, &v->type);
-    locs[n_args++] = loc;
-    if (mlirTypeIsNull(in_types[n_args - 1])) return lw_unsupported(cx, "graph input '%s' is not a ranked tensor of a supported dtype", v->name);
-  }
-  for (int i = 0; i < g->n_outputs; i++) {
-    const o2m_type *t = &g->output_values[i]->type;
-    if (out_values && (t->kind == O2M_TYPE_SEQUENCE || t->kind == O2M_TYPE_OPTIONAL)) continue;
-    if (mlirTypeIsNull(lw_tensor_type(cx, t))) return lw_unsupported(cx, "graph output '%s' is not a ranked tensor of a supported dtype", g->outputs[i].name);
-  }
-  char attrs[256];
-  snprintf(attrs, sizeof(attrs), "sym_name = \"main\", llvm.emit_c_interface");
-  MlirBlock module_body = mlirModuleGetBody(cx->module);
-  cx->block = module_body;
-  MlirOperation fn = lw_op(cx, "func.func", 0, NULL, 0, NULL, attrs, 1);
-  if (mlirOperationIsNull(fn)) return lw_error(cx, "internal: cannot create func.func");
-  MlirBlock entry = mlirBlockCreate(n_args, in_types, locs);
-  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(fn, 0), entry);
-  cx->entry = cx->block = entry;
-  for (int i = 0, a = 0; i < n_in; i++) {
-    const o2m_value *v = o2m_runtime_input(m, i);
-    const o2m_io_value *x = cx->inputs ? &cx->inputs[i] : NULL;
-    if (x && x->kind != O2M_TYPE_TENSOR) {
-      int count = x->present ? x->count : 0;
-      MlirValue elems[count + 1];
-      for (int k = 0; k < count; k++) elems[k] = mlirBlockGetArgument(entry, a++);
-      o2m_status s = lw_seq_map(cx, v, x->present, count, elems);
-      if (s) return s;
-      continue;
-    }
-    lw_map(cx, v, mlirBlockGetArgument(entry, a++));
-  }
-  o2m_status s = lw_lower_graph_nodes(cx, g);
-  if (s) return s;
-  cx->node = NULL;
-  int n_results = 0;
-  for (int i = 0; i < g->n_outputs; i++) {
-    const o2m_value *v = g->output_values[i];
-    if (out_values && (v->type.kind == O2M_TYPE_SEQUENCE || v->type.kind == O2M_TYPE_OPTIONAL)) {
-      const lw_seq *q = lw_seq_get(cx, v);
-      if (!q) return lw_unsupported(cx, "graph output '%s': its sequence or optional is not known when lowering", g->outputs[i].name);
-      const o2m_type *elem = element_type(&v->type);
-      MlirType t = elem ? lw_tensor_type(cx, elem) : (MlirType){NULL};
-      if (n_results + q->n > MAX_IO) return lw_unsupported(cx, "more than %d tensors in the graph outputs", MAX_IO);
-      for (int k = 0; k < q->n; k++) {
-        MlirValue e = q->elems[k];
-        if (!mlirTypeIsNull(t)) e = lw_cast_tensor(cx, e, t);
-        out_types[n_results] = mlirValueGetType(e);
-        results[n_results++] = e;
-      }
-      o2m_type_kind holds = v->type.kind == O2M_TYPE_OPTIONAL && v->type.inner ? v->type.inner->kind : O2M_TYPE_TENSOR;
-      out_values[i] = (o2m_io_value){v->type.kind, holds, q->present, q->n, NULL};
-      continue;
-    }
-    MlirValue r = lw_get(cx, v);
-    if (mlirValueIsNull(r)) return lw_error(cx, "internal: graph output '%s' has no value", g->outputs[i].name);
-    out_types[n_results] = lw_tensor_type(cx, &v->type);
-    results[n_results] = lw_cast_tensor(cx, r, out_types[n_results]);
-    n_results++;
-    if (out_values) out_values[i] = (o2m_io_value){O2M_TYPE_TENSOR, O2M_TYPE_TENSOR, 1, 1, NULL};
-  }
-  lw_op(cx, "func.return", n_results, results, 0, NULL, NULL, 0);
-  MlirType fn_type = mlirFunctionTypeGet(cx->mc, n_args, in_types, n_results, out_types);
-  mlirOperationSetAttributeByName(fn, str_ref("function_type"), mlirTypeAttrGet(fn_type));
-  return O2M_OK;
-}
 
 static void load_dialects(MlirContext mc) {
   MlirDialectHandle handles[] = {
@@ -206,45 +26,16 @@ o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc, int for_jit,
   return o2m_emit_linalg_module_io(model, mc, for_jit, NULL, NULL, out, diag);
 }
 
+static const lw_target linalg_target = {"Linalg", lw_lowering_for, load_dialects,
+                                        "arith.constant", "value"};
+
 o2m_status o2m_emit_linalg_module_io(o2m_model *model, MlirContext mc, int for_jit,
-                                     const o2m_io_value *inputs, o2m_io_value *outputs,
+                                     const struct o2m_io_value *inputs, struct o2m_io_value *outputs,
                                      MlirModule *out, o2m_diag *diag) {
-  o2m_status s = o2m_transform_to_core(model, diag);
-  if (s) return s;
-  report r = {{0}, 0, 0};
-  collect_unsupported(model->graph, &r);
-  if (r.count)
-    return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "%s: %d node%s cannot be lowered to Linalg:%s%s",
-                    model->path, r.count, r.count == 1 ? "" : "s", r.text,
-                    r.count > 12 ? "\n  ..." : "");
-  load_dialects(mc);
-  mlir_messages messages = {{0}, 0};
-  MlirDiagnosticHandlerID handler = mlirContextAttachDiagnosticHandler(mc, on_diagnostic, &messages, NULL);
-  lw_ctx cx;
-  memset(&cx, 0, sizeof(cx));
-  cx.model = model;
-  cx.diag = diag;
-  cx.mc = mc;
-  cx.for_jit = for_jit;
-  cx.inputs = inputs;
-  cx.loc = mlirLocationUnknownGet(mc);
-  cx.module = mlirModuleCreateEmpty(cx.loc);
-  s = build_function(&cx, outputs);
-  if (!s && !mlirOperationVerify(mlirModuleGetOperation(cx.module)))
-    s = o2m_fail(diag, O2M_ERR_INTERNAL, "%s: the Linalg module does not verify:\n%s", model->path, messages.text);
-  mlirContextDetachDiagnosticHandler(mc, handler);
-  o2m_arena_free(&cx.scratch);
-  if (s) {
-    mlirModuleDestroy(cx.module);
-    return s;
-  }
-  *out = cx.module;
-  return O2M_OK;
+  return lw_emit_module(&linalg_target, model, mc, for_jit, inputs, outputs, out, diag);
 }
 
 /* ---- import --to linalg ------------------------------------------------------ */
-
-static void write_chunk(MlirStringRef s, void *user) { fwrite(s.data, 1, s.length, (FILE *)user); }
 
 o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options, FILE *out,
                            o2m_diag *diag) {
@@ -252,15 +43,7 @@ o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options, 
   MlirModule module;
   o2m_status s = o2m_emit_linalg_module(model, mc, 0, &module, diag);
   if (!s) {
-    MlirOperation op = mlirModuleGetOperation(module);
-    if (options && options->bytecode) {
-      mlirOperationWriteBytecode(op, write_chunk, out);
-    } else {
-      MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
-      mlirOperationPrintWithFlags(op, flags, write_chunk, out);
-      mlirOpPrintingFlagsDestroy(flags);
-      fputc('\n', out);
-    }
+    lw_print_module(module, options && options->bytecode, out);
     mlirModuleDestroy(module);
   }
   mlirContextDestroy(mc);

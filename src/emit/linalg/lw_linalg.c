@@ -1,7 +1,7 @@
 /* lw_linalg.c - the Linalg parts of the emitter toolkit (lower.h): affine
  * maps, linalg.generic with a callback-built body, named ops with their
- * regions filled, scf.for loops carrying values, and the lowering of a
- * graph's nodes through the table. */
+ * regions filled, linalg.fill, scf.for loops carrying values, and the
+ * lowering table. */
 #include <string.h>
 
 #include <mlir-c/Dialect/Linalg.h>
@@ -132,27 +132,10 @@ lw_lower_fn lw_lowering_for(const char *domain, const char *op_type) {
   return NULL;
 }
 
-/* A node all of whose outputs are known needs no code: its values become
- * constants where they are used. */
-static int fully_known(const o2m_node *n) {
-  for (int i = 0; i < n->n_outputs; i++)
-    if (n->outputs[i] && !n->outputs[i]->known) return 0;
-  return n->n_outputs > 0;
-}
-
-o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g) {
-  for (int i = 0; i < g->n_nodes; i++) {
-    const o2m_node *n = g->nodes[i];
-    if (fully_known(n)) continue;
-    cx->node = n;
-    cx->loc = mlirLocationNameGet(cx->mc, str_ref(n->name[0] ? n->name : n->op_type),
-                                  mlirLocationUnknownGet(cx->mc));
-    lw_lower_fn lower = lw_lowering_for(n->domain, n->op_type);
-    if (!lower) return lw_unsupported(cx, "no Linalg lowering");
-    o2m_status s = lower(cx);
-    if (s) return s;
-  }
-  return O2M_OK;
+MlirValue lw_filled(lw_ctx *cx, MlirType type, const MlirValue *dims, MlirValue scalar) {
+  MlirValue empty = lw_empty(cx, type, dims);
+  MlirValue ins[1] = {scalar};
+  return lw_named(cx, "linalg.fill", 1, ins, empty, NULL);
 }
 
 /* ---- scf.for ---------------------------------------------------------------- */

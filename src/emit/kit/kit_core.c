@@ -1,14 +1,14 @@
-/* lw_core.c - the Linalg emitter toolkit's basics (lower.h): failures,
- * the value map, node inputs/outputs/attributes, types, op creation from
- * text attributes, scalar constants, dims and tensor.empty. */
+/* kit_core.c - the emitter kit's basics (kit.h): failures, the value map,
+ * node inputs/outputs/attributes, types, op creation from text attributes,
+ * constants (tensor constants in the target's own constant op), dims,
+ * tensor.empty, and the lowering of a graph's nodes through the target's
+ * table. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <mlir-c/Dialect/Linalg.h>
-
-#include "emit/linalg/lower.h"
+#include "emit/kit/kit.h"
 #include "util/diag.h"
 
 static MlirStringRef str_ref(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -397,8 +397,8 @@ MlirValue lw_const_tensor(lw_ctx *cx, const o2m_tensor *t) {
   /* constants live at the top of the entry block, visible everywhere */
   MlirBlock saved = cx->block;
   cx->block = cx->entry;
-  MlirNamedAttribute attr = mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref("value")), value);
-  MlirOperationState st = mlirOperationStateGet(str_ref("arith.constant"), cx->loc);
+  MlirNamedAttribute attr = mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref(cx->target->const_attr)), value);
+  MlirOperationState st = mlirOperationStateGet(str_ref(cx->target->const_op), cx->loc);
   mlirOperationStateAddResults(&st, 1, &type);
   mlirOperationStateAddAttributes(&st, 1, &attr);
   MlirOperation op = mlirOperationCreate(&st);
@@ -426,13 +426,30 @@ MlirValue lw_empty(lw_ctx *cx, MlirType type, const MlirValue *dims) {
   return lw_op1(cx, "tensor.empty", n, dyn, type, NULL);
 }
 
-MlirValue lw_filled(lw_ctx *cx, MlirType type, const MlirValue *dims, MlirValue scalar) {
-  MlirValue empty = lw_empty(cx, type, dims);
-  MlirValue ins[1] = {scalar};
-  return lw_named(cx, "linalg.fill", 1, ins, empty, NULL);
-}
-
 MlirValue lw_cast_tensor(lw_ctx *cx, MlirValue v, MlirType type) {
   if (mlirTypeEqual(mlirValueGetType(v), type)) return v;
   return lw_op1(cx, "tensor.cast", 1, &v, type, NULL);
+}
+
+/* ---- lowering a graph's nodes --------------------------------------------- */
+
+int lw_node_needs_code(const o2m_node *n) {
+  for (int i = 0; i < n->n_outputs; i++)
+    if (n->outputs[i] && !n->outputs[i]->known) return 1;
+  return n->n_outputs == 0;
+}
+
+o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    const o2m_node *n = g->nodes[i];
+    if (!lw_node_needs_code(n)) continue;
+    cx->node = n;
+    cx->loc = mlirLocationNameGet(cx->mc, str_ref(n->name[0] ? n->name : n->op_type),
+                                  mlirLocationUnknownGet(cx->mc));
+    lw_lower_fn lower = cx->target->lowering_for(n->domain, n->op_type);
+    if (!lower) return lw_unsupported(cx, "no %s lowering", cx->target->name);
+    o2m_status s = lower(cx);
+    if (s) return s;
+  }
+  return O2M_OK;
 }

@@ -1,0 +1,217 @@
+/* kit.h - what every lowering emitter (src/emit/linalg, src/emit/tosa, ...)
+ * is written in: the emitter kit shared by all targets.
+ *
+ * Owns: the lowering context (MLIR context, insertion block, value map,
+ * type cache, the target being emitted), creation of ops through the MLIR
+ * C API with attributes given as text, constants, dims, tensor.empty, the
+ * lowering of a graph's nodes through the target's table, and the module
+ * builder (kit_module.c: the unsupported-node report, func.func @main,
+ * verification, printing). The emitters lower the core form
+ * (src/transform): every lowering handles the O2M_CORE_OPSET semantics of
+ * its op. Nothing here names a target's dialect except through lw_target.
+ *
+ * Rules for lowerings:
+ * - Read inputs with lw_in (NULL MlirValue where missing: check with
+ *   mlirValueIsNull), types with lw_in_type/lw_out_type (the inferred
+ *   o2m_types), attributes with lw_attr_*; set every present output with
+ *   lw_set_out. Never print; fail with lw_unsupported (a form not lowered
+ *   yet) or lw_error (a bad model).
+ * - Dims may be dynamic: get sizes with lw_dim (a constant index when
+ *   static, tensor.dim otherwise) and pass them to lw_empty.
+ * - Signedness lives in the ONNX dtype, not the MLIR type (MLIR integers
+ *   are signless): pick ops with lw_dtype_* (divsi vs divui, ...).
+ */
+#ifndef O2M_EMIT_KIT_H
+#define O2M_EMIT_KIT_H
+
+#include <stdio.h>
+
+#include <mlir-c/AffineMap.h>
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/IR.h>
+
+#include "ir/ir.h"
+#include "util/strmap.h"
+
+struct lw_ctx;
+typedef o2m_status (*lw_lower_fn)(struct lw_ctx *cx);
+
+/* A lowering target: its name in messages, its lowering table, the
+ * dialects it emits and how it writes a tensor constant. */
+typedef struct lw_target {
+  const char *name;                  /* "Linalg", "TOSA" */
+  lw_lower_fn (*lowering_for)(const char *domain, const char *op_type);
+  void (*load_dialects)(MlirContext mc);
+  const char *const_op;              /* "arith.constant", "tosa.const" */
+  const char *const_attr;            /* "value", "values" */
+} lw_target;
+
+
+typedef struct lw_value_slot {
+  const o2m_value *key;
+  MlirValue value;
+} lw_value_slot;
+
+/* A sequence or optional value unrolled (run/test, where the model is
+ * specialized to its inputs): its elements as tensor values. An optional
+ * tensor holds 0 or 1 of them; an optional sequence is `present` or not. */
+typedef struct lw_seq {
+  const o2m_value *key;
+  int present; /* optionals: whether it holds a value; sequences: 1 */
+  int n;
+  MlirValue *elems;
+} lw_seq;
+
+typedef struct lw_ctx {
+  const lw_target *target;
+  o2m_model *model;
+  o2m_diag *diag;
+  o2m_arena scratch; /* freed when the module is done */
+  MlirContext mc;
+  MlirModule module;
+  MlirBlock entry;   /* the function's entry block: constants go here */
+  MlirBlock block;   /* where new ops are appended */
+  MlirLocation loc;  /* location of the node being lowered */
+  const o2m_node *node;
+  lw_value_slot *values; /* o2m_value* -> MlirValue, open addressing */
+  size_t values_cap, values_count;
+  o2m_strmap types; /* type text -> MlirType (boxed) */
+  /* Non-zero when the module goes to the JIT (run/test), whose pipeline
+   * lowers Linalg to plain loops without tiling or vectorization: the
+   * contractions and convolutions are then generics whose innermost loop
+   * runs along contiguous rows of the output, instead of the named ops a
+   * downstream compiler tiles and vectorizes itself. */
+  int for_jit;
+  /* Unrolled sequences and optionals (o2m_value* -> lw_seq), and the
+   * structure of the runtime inputs when given (run: NULL otherwise,
+   * where sequence and optional inputs are refused). */
+  lw_seq *seqs;
+  size_t seqs_count, seqs_cap;
+  const struct o2m_io_value *inputs;
+} lw_ctx;
+
+/* ---- failures: messages name the node, op, domain and opset ------------ */
+o2m_status lw_unsupported(lw_ctx *cx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+o2m_status lw_error(lw_ctx *cx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- values ------------------------------------------------------------ */
+/* The MLIR value of an ONNX value: mapped, or a constant materialized in
+ * the entry block for a known value / initializer. Null when neither. */
+MlirValue lw_get(lw_ctx *cx, const o2m_value *v);
+void lw_map(lw_ctx *cx, const o2m_value *v, MlirValue m);
+/* The unrolled sequence or optional of a value, or NULL. */
+const lw_seq *lw_seq_get(lw_ctx *cx, const o2m_value *v);
+/* Maps v to a sequence or optional of n elements (copied). */
+o2m_status lw_seq_map(lw_ctx *cx, const o2m_value *v, int present, int n, const MlirValue *elems);
+/* Node input i (null MlirValue when missing or unknown). */
+MlirValue lw_in(lw_ctx *cx, int i);
+const o2m_type *lw_in_type(lw_ctx *cx, int i);
+const o2m_type *lw_out_type(lw_ctx *cx, int i);
+int lw_in_present(lw_ctx *cx, int i);
+int lw_out_present(lw_ctx *cx, int i);
+/* The known value of input i (constant folding facts), or NULL. */
+const o2m_tensor *lw_in_known(lw_ctx *cx, int i);
+/* Known integer input as int64s in scratch memory; count or -1. */
+int64_t lw_in_known_ints(lw_ctx *cx, int i, int64_t **values);
+/* Sets output i; a result whose MLIR type differs from the inferred type
+ * only by static-vs-dynamic dims is cast (tensor.cast) to it. */
+o2m_status lw_set_out(lw_ctx *cx, int i, MlirValue v);
+
+/* ---- attributes of the node being lowered ------------------------------ */
+const o2m_attr *lw_attr(lw_ctx *cx, const char *name);
+int64_t lw_attr_int(lw_ctx *cx, const char *name, int64_t dflt);
+float lw_attr_float(lw_ctx *cx, const char *name, float dflt);
+/* NUL-terminated copy in scratch memory, or dflt. */
+const char *lw_attr_string(lw_ctx *cx, const char *name, const char *dflt);
+/* INTS: count and *values, -1 when absent. */
+int lw_attr_ints(lw_ctx *cx, const char *name, const int64_t **values);
+
+/* ---- types ------------------------------------------------------------- */
+/* Element type of an ONNX dtype (signless integers, i1 for bool); a null
+ * type for dtypes the emitter does not lower (strings, float8, 4-bit). */
+MlirType lw_elem_type(lw_ctx *cx, o2m_dtype dtype);
+/* tensor<...> of an inferred type (symbolic dims -> ?); null type when
+ * not a ranked tensor of a lowerable dtype. */
+MlirType lw_tensor_type(lw_ctx *cx, const o2m_type *t);
+/* tensor<...> from sizes (-1 = dynamic). */
+MlirType lw_tensor_type_of(lw_ctx *cx, o2m_dtype dtype, int rank,
+                           const int64_t *sizes);
+/* A type parsed from text, cached: "index", "tensor<4xi64>", ... */
+MlirType lw_type(lw_ctx *cx, const char *text);
+MlirType lw_index_type(lw_ctx *cx);
+int lw_dtype_is_float(o2m_dtype d);
+int lw_dtype_is_signed(o2m_dtype d); /* signed integers (not bool) */
+int lw_dtype_is_unsigned(o2m_dtype d); /* unsigned integers and bool */
+
+/* ---- ops --------------------------------------------------------------- */
+/* Parses an attribute from text ("3 : i64", "[1, 2]", "#arith.fastmath<none>"). */
+MlirAttribute lw_attr_parse(lw_ctx *cx, const char *text);
+/* Creates op `name` at the end of cx->block with the given operands,
+ * result types and attributes (`attrs` is a dictionary in MLIR syntax
+ * without braces, e.g. "predicate = 2 : i64", or NULL), plus
+ * `n_regions` empty regions. Returns the op (null on a bad attribute
+ * text, with the diag filled). */
+MlirOperation lw_op(lw_ctx *cx, const char *name, int n_operands,
+                    const MlirValue *operands, int n_results,
+                    const MlirType *results, const char *attrs,
+                    int n_regions);
+/* lw_op with one result; returns the result (null value on failure). */
+MlirValue lw_op1(lw_ctx *cx, const char *name, int n_operands,
+                 const MlirValue *operands, MlirType result,
+                 const char *attrs);
+/* Named attributes can also be passed ready-made. */
+MlirOperation lw_op_attrs(lw_ctx *cx, const char *name, int n_operands,
+                          const MlirValue *operands, int n_results,
+                          const MlirType *results, int n_attrs,
+                          const MlirNamedAttribute *attrs, int n_regions);
+
+/* Scalar constants (arith.constant) at the current insertion point. */
+MlirValue lw_const_index(lw_ctx *cx, int64_t v);
+MlirValue lw_const_scalar(lw_ctx *cx, o2m_dtype dtype, double v);
+MlirValue lw_const_int(lw_ctx *cx, MlirType type, int64_t v);
+/* A tensor constant of given int64 values (1-D). */
+MlirValue lw_const_i64_tensor(lw_ctx *cx, const int64_t *values, int n);
+/* A constant tensor from a tensor in ONNX raw layout (cast to `type`'s
+ * shape), in the entry block. */
+MlirValue lw_const_tensor(lw_ctx *cx, const o2m_tensor *t);
+
+/* Dim k of a ranked tensor value as an index value. */
+MlirValue lw_dim(lw_ctx *cx, MlirValue tensor, int k);
+/* tensor.empty of `type`; dims[k] gives the size of every dynamic dim k
+ * (entries for static dims are ignored; dims may be NULL when static). */
+MlirValue lw_empty(lw_ctx *cx, MlirType type, const MlirValue *dims);
+/* tensor.cast to `type` (no-op when equal). */
+MlirValue lw_cast_tensor(lw_ctx *cx, MlirValue v, MlirType type);
+
+/* ---- regions (scf.if, scf.for, scf.while bodies) ----------------------- */
+/* Lowers every node of `g` into cx->block, in order (values of enclosing
+ * graphs stay visible). */
+o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g);
+
+/* ---- the module ---------------------------------------------------------- */
+
+/* The structure of the runtime values (run/test): see exec/run.h. */
+struct o2m_io_value;
+
+/* Rewrites the model to the core form for `target` (its lowering table
+ * says which ops it keeps), lists every node it cannot lower (all at
+ * once), then builds `func.func @main` (runtime inputs in, graph outputs
+ * out, llvm.emit_c_interface) in `mc`, whose dialects it loads, and
+ * verifies it. `inputs` (o2m_runtime_input order; NULL when all are
+ * tensors): each element of a sequence or optional input is one argument,
+ * each of an output one result; `outputs` (may be NULL) receives the
+ * structure of every output. for_jit: see lw_ctx. The caller owns *out. */
+o2m_status lw_emit_module(const lw_target *target, o2m_model *model, MlirContext mc,
+                          int for_jit, const struct o2m_io_value *inputs,
+                          struct o2m_io_value *outputs, MlirModule *out, o2m_diag *diag);
+
+/* Writes a module as text, or as bytecode when `bytecode`. */
+void lw_print_module(MlirModule module, int bytecode, FILE *out);
+
+/* Whether a node needs code (some output is not known at import). */
+int lw_node_needs_code(const o2m_node *n);
+
+#endif
