@@ -106,6 +106,10 @@ typedef struct o2m_import_options {
   int bytecode; /* non-zero: MLIR bytecode instead of text */
   o2m_progress_fn progress;
   void *progress_user;
+  /* tosa: the TOSA specification version the module declares and is
+   * validated against, "1.1.draft" (NULL: the default; int64 tensors and
+   * dynamic dims) or "1.0". */
+  const char *tosa_spec;
 } o2m_import_options;
 
 /* Emits the model as MLIR and writes it to `out`. The torch and onnx

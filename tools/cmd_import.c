@@ -9,11 +9,17 @@
 #include "cli.h"
 
 static const char import_help[] =
-    "usage: onnx2mlir import MODEL [--to TARGET] [-o FILE] [--data-dir DIR]\n\n"
+    "usage: onnx2mlir import MODEL [--to TARGET] [-o FILE] [--data-dir DIR]\n"
+    "                        [--tosa-spec 1.0|1.1.draft]\n\n"
     "Imports an ONNX model and writes it as MLIR.\n\n"
     "  --to TARGET     torch (default): torch-mlir's ONNX import form\n"
     "                  (torch.operator \"onnx.X\"), for torch-mlir and IREE;\n"
-    "                  onnx, linalg, tosa, stablehlo: not implemented yet\n"
+    "                  linalg: Linalg-on-tensors (+ tensor, arith, math, scf);\n"
+    "                  tosa: TOSA (tosa.target_env attached, tosa-validate'd);\n"
+    "                  onnx, stablehlo: not implemented yet\n"
+    "  --tosa-spec V   the TOSA version to declare and validate against:\n"
+    "                  1.1.draft (default: int64 tensors, dynamic dims) or 1.0\n"
+    "                  (every node 1.0 cannot express is reported)\n"
     "  -o FILE         output file; FILE.mlirbc writes MLIR bytecode,\n"
     "                  anything else text; default: text to stdout\n"
     "  --data-dir DIR  where external data lives (default: the model's folder)\n"
@@ -47,6 +53,7 @@ static int ends_with(const char *s, const char *suffix) {
 
 int cmd_import(int argc, char **argv) {
   const char *model_path = NULL, *out_path = NULL, *data_dir = NULL, *target_name = "torch";
+  const char *tosa_spec = NULL;
   int force_bytecode = 0;
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
@@ -59,6 +66,9 @@ int cmd_import(int argc, char **argv) {
       if (!out_path) return cli_usage_error("import", "-o needs a file name");
     } else if (cli_flag_value(argc, argv, &i, "--data-dir", &data_dir)) {
       if (!data_dir) return cli_usage_error("import", "--data-dir needs a folder");
+    } else if (cli_flag_value(argc, argv, &i, "--tosa-spec", &tosa_spec)) {
+      if (!tosa_spec || (strcmp(tosa_spec, "1.0") != 0 && strcmp(tosa_spec, "1.1.draft") != 0))
+        return cli_usage_error("import", "--tosa-spec takes 1.0 or 1.1.draft");
     } else if (strcmp(argv[i], "--emit-bytecode") == 0) {
       force_bytecode = 1;
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -90,7 +100,7 @@ int cmd_import(int argc, char **argv) {
     return EXIT_MODEL;
   }
   o2m_import_options io = {(o2m_target)target, force_bytecode || (out_path && ends_with(out_path, ".mlirbc")),
-                           isatty(2) ? show_progress : NULL, &progress};
+                           isatty(2) ? show_progress : NULL, &progress, tosa_spec};
   o2m_status s = import(model, &io, out, &diag);
   int closed = out == stdout ? fflush(out) : fclose(out);
   o2m_model_free(model);

@@ -24,7 +24,8 @@ static const char run_help[] =
     "                           [--repeat N]\n\n"
     "Compiles an ONNX model for the host (MLIR's JIT), specialised to the shapes of\n"
     "the given inputs, runs it once and writes or prints its outputs.\n\n"
-    "  --target T        linalg (default); tosa, stablehlo: not implemented yet\n"
+    "  --target T        linalg (default); tosa (the TOSA module, run through\n"
+    "                    upstream MLIR's tosa-to-linalg); stablehlo: not implemented yet\n"
     "  --inputs DIR      read input_<i>.pb (ONNX TensorProto), one per graph input\n"
     "                    without initializer, in graph order (the ONNX test layout)\n"
     "  --input NAME=FILE the input NAME from FILE (.pb or .npy; told apart by content);\n"
@@ -231,7 +232,7 @@ int cmd_run(int argc, char **argv) {
   int target = rc ? -1 : o2m_target_from_name(a.target);
   if (!rc && target != O2M_TARGET_LINALG && target != O2M_TARGET_TOSA && target != O2M_TARGET_STABLEHLO)
     rc = cli_usage_error("run", "unknown target '%s' (linalg, tosa, stablehlo)", a.target);
-  if (!rc && target != O2M_TARGET_LINALG) {
+  if (!rc && target == O2M_TARGET_STABLEHLO) {
     fprintf(stderr, "onnx2mlir: error: run --target %s is not implemented yet\n", a.target);
     rc = EXIT_MODEL;
   }

@@ -136,19 +136,26 @@ static void write_header(FILE *out, const o2m_model *m) {
   if (m->n_functions) fprintf(out, "functions: %d model-local (inlined)\n", m->n_functions);
 }
 
-static void write_targets(FILE *out, const summary *s) {
-  fprintf(out, "targets:\n  torch      all %d ops (written as they are)\n", s->n_ops);
+static void write_support(FILE *out, const summary *s, const char *name,
+                          o2m_op_support (*support)(const char *, const char *)) {
   int missing = 0;
   for (int i = 0; i < s->n_ops; i++)
-    missing += o2m_linalg_support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE;
-  fprintf(out, "  linalg     %d of %d ops", s->n_ops - missing, s->n_ops);
+    missing += support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE;
+  fprintf(out, "  %-10s %d of %d ops", name, s->n_ops - missing, s->n_ops);
   if (missing) {
     fprintf(out, "; none for:");
     for (int i = 0; i < s->n_ops; i++)
-      if (o2m_linalg_support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE)
+      if (support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE)
         fprintf(out, " %s", s->ops[i].op_type);
   }
-  fprintf(out, "\n  onnx, tosa, stablehlo: not implemented yet\n");
+  fprintf(out, "\n");
+}
+
+static void write_targets(FILE *out, const summary *s) {
+  fprintf(out, "targets:\n  torch      all %d ops (written as they are)\n", s->n_ops);
+  write_support(out, s, "linalg", o2m_linalg_support);
+  write_support(out, s, "tosa", o2m_tosa_support);
+  fprintf(out, "  onnx, stablehlo: not implemented yet\n");
 }
 
 o2m_status o2m_model_write_info(const o2m_model *model, unsigned flags,

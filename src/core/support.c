@@ -11,6 +11,12 @@ static const char *const linalg_lowered[] = {
 #undef LOWER
     NULL};
 
+static const char *const tosa_lowered[] = {
+#define LOWER(op, fn) op,
+#include "emit/tosa/tosa_rules.def"
+#undef LOWER
+    NULL};
+
 static const struct {
   const char *domain, *op;
 } rewritten[] = {
@@ -36,10 +42,19 @@ static int has_rule(const char *domain, const char *op_type) {
   return 0;
 }
 
-o2m_op_support o2m_linalg_support(const char *domain, const char *op_type) {
+static o2m_op_support support_in(const char *const *lowered, const char *domain,
+                                 const char *op_type) {
   if (domain[0] && strcmp(domain, "ai.onnx") != 0)
     return has_rule(domain, op_type) ? O2M_SUPPORT_REWRITTEN : O2M_SUPPORT_NONE;
-  if (listed(linalg_lowered, op_type)) return O2M_SUPPORT_LOWERED;
+  if (listed(lowered, op_type)) return O2M_SUPPORT_LOWERED;
   if (has_rule(domain, op_type)) return O2M_SUPPORT_REWRITTEN;
   return O2M_SUPPORT_NONE;
+}
+
+o2m_op_support o2m_linalg_support(const char *domain, const char *op_type) {
+  return support_in(linalg_lowered, domain, op_type);
+}
+
+o2m_op_support o2m_tosa_support(const char *domain, const char *op_type) {
+  return support_in(tosa_lowered, domain, op_type);
 }

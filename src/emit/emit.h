@@ -33,4 +33,20 @@ o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc,
                                   int for_jit, MlirModule *out,
                                   o2m_diag *diag);
 
+/* TOSA (tosa + func, MLIR 22's TOSA dialect), declared for and validated
+ * against TOSA 1.1.draft (options->tosa_spec "1.0": TOSA 1.0) with the
+ * pro_int and pro_fp profiles and the extensions it uses. Rewrites the
+ * model to the core form first, as o2m_emit_linalg. */
+o2m_status o2m_emit_tosa(o2m_model *model, const o2m_import_options *options,
+                         FILE *out, o2m_diag *diag);
+
+/* The TOSA module for run/test, validated, then lowered to Linalg by
+ * upstream MLIR's TOSA conversions (arguments as
+ * o2m_emit_linalg_module_io). */
+struct o2m_io_value;
+o2m_status o2m_emit_tosa_module_io(o2m_model *model, MlirContext mc,
+                                   const struct o2m_io_value *inputs,
+                                   struct o2m_io_value *outputs,
+                                   MlirModule *out, o2m_diag *diag);
+
 #endif

@@ -21,7 +21,7 @@ static const o2m_emit_fn emitters[] = {
     [O2M_TARGET_TORCH] = emit_torch,
     [O2M_TARGET_ONNX] = NULL,
     [O2M_TARGET_LINALG] = o2m_emit_linalg,
-    [O2M_TARGET_TOSA] = NULL,
+    [O2M_TARGET_TOSA] = o2m_emit_tosa,
     [O2M_TARGET_STABLEHLO] = NULL,
 };
 

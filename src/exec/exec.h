@@ -33,6 +33,11 @@ MlirContext o2m_exec_context_create(void);
  * first error with its location. */
 o2m_status o2m_exec_verify(MlirModule module, o2m_diag *diag);
 
+/* Runs one pass (or pipeline) given in MLIR's textual form, anchored on
+ * the module ("tosa-validate", "func.func(canonicalize)", ...); a failure
+ * names the pass and MLIR's first error. */
+o2m_status o2m_exec_run_pass(MlirModule module, const char *pass, o2m_diag *diag);
+
 typedef struct o2m_exec_options {
   int opt_level; /* LLVM optimisation level 0..3 (default 2) */
 } o2m_exec_options;

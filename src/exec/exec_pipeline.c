@@ -115,6 +115,7 @@ static const char *const lowering[] = {
 static void pipeline_error(MlirStringRef s, void *user) { append(s, user); }
 
 static o2m_status run_pass(MlirModule module, const char *pass, o2m_diag *diag) {
+  pthread_once(&passes_once, register_passes);
   MlirContext ctx = mlirModuleGetContext(module);
   char text[512], parse_error[512] = "";
   snprintf(text, sizeof(text), "builtin.module(%s)", pass);
@@ -133,8 +134,12 @@ static o2m_status run_pass(MlirModule module, const char *pass, o2m_diag *diag) 
   exec_capture_end(&errors);
   mlirPassManagerDestroy(pm);
   if (mlirLogicalResultIsSuccess(ran)) return O2M_OK;
-  return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "lowering to LLVM failed in pass %s: %s", pass,
+  return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "pass %s failed: %s", pass,
                   errors.text[0] ? errors.text : "(no message)");
+}
+
+o2m_status o2m_exec_run_pass(MlirModule module, const char *pass, o2m_diag *diag) {
+  return run_pass(module, pass, diag);
 }
 
 o2m_status exec_lower_to_llvm(MlirModule module, o2m_diag *diag) {

@@ -24,11 +24,16 @@ static o2m_status build_linalg(o2m_model *model, MlirContext mc, const o2m_io_va
   return o2m_emit_linalg_module_io(model, mc, 1, inputs, outputs, out, diag);
 }
 
+static o2m_status build_tosa(o2m_model *model, MlirContext mc, const o2m_io_value *inputs,
+                             o2m_io_value *outputs, MlirModule *out, o2m_diag *diag) {
+  return o2m_emit_tosa_module_io(model, mc, inputs, outputs, out, diag);
+}
+
 static const module_builder builders[] = {
     [O2M_TARGET_TORCH] = NULL,
     [O2M_TARGET_ONNX] = NULL,
     [O2M_TARGET_LINALG] = build_linalg,
-    [O2M_TARGET_TOSA] = NULL,
+    [O2M_TARGET_TOSA] = build_tosa,
     [O2M_TARGET_STABLEHLO] = NULL,
 };
 

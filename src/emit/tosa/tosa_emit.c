@@ -1,0 +1,158 @@
+/* tosa_emit.c - the TOSA target: its entry in the emitter kit (name,
+ * lowering table, dialects, tosa.const), the declared target (TOSA spec
+ * version, profiles, and the extensions the module uses, found by walking
+ * it), validation against that target (tosa-validate with strict op-spec
+ * alignment), the module for run/test (then lowered to Linalg by upstream
+ * MLIR's TOSA conversions), and `import --to tosa`. */
+#include <stdio.h>
+#include <string.h>
+
+#include <mlir-c/Dialect/Func.h>
+#include <mlir-c/Dialect/Tensor.h>
+#include <mlir-c/Dialect/Tosa.h>
+
+#include "emit/emit.h"
+#include "emit/tosa/tosa_kit.h"
+#include "exec/exec.h"
+#include "util/diag.h"
+
+static void load_dialects(MlirContext mc) {
+  MlirDialectHandle handles[] = {mlirGetDialectHandle__func__(), mlirGetDialectHandle__tosa__(),
+                                 mlirGetDialectHandle__tensor__()};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++)
+    mlirDialectHandleLoadDialect(handles[i], mc);
+}
+
+static const lw_target tosa_target = {"TOSA", tw_lowering_for, load_dialects, "tosa.const",
+                                      "values"};
+
+/* ---- the extensions a module uses --------------------------------------------- */
+
+enum {
+  EXT_INT16 = 1 << 0, EXT_INT64 = 1 << 1, EXT_BF16 = 1 << 2, EXT_DYNAMIC = 1 << 3,
+  EXT_CONTROLFLOW = 1 << 4, EXT_FFT = 1 << 5, EXT_DOUBLEROUND = 1 << 6, EXT_INT4 = 1 << 7,
+  EXT_FP8E4M3 = 1 << 8, EXT_FP8E5M2 = 1 << 9,
+};
+
+static const struct {
+  int bit;
+  const char *name;
+  int in_1_0; /* part of TOSA 1.0 */
+} extensions[] = {
+    {EXT_INT16, "int16", 1},     {EXT_INT64, "int64", 0},
+    {EXT_BF16, "bf16", 1},       {EXT_DYNAMIC, "dynamic", 1},
+    {EXT_CONTROLFLOW, "controlflow", 1}, {EXT_FFT, "fft", 1},
+    {EXT_DOUBLEROUND, "doubleround", 1}, {EXT_INT4, "int4", 1},
+    {EXT_FP8E4M3, "fp8e4m3", 1}, {EXT_FP8E5M2, "fp8e5m2", 1},
+};
+
+static int type_extensions(MlirType t) {
+  if (!mlirTypeIsARankedTensor(t)) return 0;
+  int bits = 0;
+  for (intptr_t k = 0; k < mlirShapedTypeGetRank(t); k++)
+    if (mlirShapedTypeIsDynamicDim(t, k)) bits |= EXT_DYNAMIC;
+  MlirType e = mlirShapedTypeGetElementType(t);
+  if (mlirTypeIsAInteger(e)) {
+    unsigned w = mlirIntegerTypeGetWidth(e);
+    bits |= w == 16 ? EXT_INT16 : w == 64 ? EXT_INT64 : w == 4 ? EXT_INT4 : 0;
+  }
+  if (mlirTypeIsABF16(e)) bits |= EXT_BF16;
+  if (mlirTypeIsAFloat8E4M3FN(e)) bits |= EXT_FP8E4M3;
+  if (mlirTypeIsAFloat8E5M2(e)) bits |= EXT_FP8E5M2;
+  return bits;
+}
+
+static MlirWalkResult note_extensions(MlirOperation op, void *user) {
+  int *bits = user;
+  MlirIdentifier name = mlirOperationGetName(op);
+  MlirStringRef s = mlirIdentifierStr(name);
+  char text[64];
+  size_t n = s.length < sizeof(text) - 1 ? s.length : sizeof(text) - 1;
+  memcpy(text, s.data, n);
+  text[n] = 0;
+  if (strcmp(text, "tosa.cond_if") == 0 || strcmp(text, "tosa.while_loop") == 0) *bits |= EXT_CONTROLFLOW;
+  if (strcmp(text, "tosa.fft2d") == 0 || strcmp(text, "tosa.rfft2d") == 0) *bits |= EXT_FFT;
+  if (strcmp(text, "tosa.rescale") == 0) {
+    MlirAttribute mode = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("rounding_mode"));
+    MlirAttribute dbl = mlirAttributeParseGet(mlirOperationGetContext(op),
+                                              mlirStringRefCreateFromCString("#tosa<rounding_mode DOUBLE_ROUND>"));
+    if (!mlirAttributeIsNull(mode) && mlirAttributeEqual(mode, dbl)) *bits |= EXT_DOUBLEROUND;
+  }
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); i++)
+    *bits |= type_extensions(mlirValueGetType(mlirOperationGetResult(op, i)));
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); i++)
+    *bits |= type_extensions(mlirValueGetType(mlirOperationGetOperand(op, i)));
+  return MlirWalkResultAdvance;
+}
+
+/* Attaches the target (tosa.target_env) and validates the module for it. */
+static o2m_status attach_and_validate(o2m_model *model, MlirModule module, const char *spec,
+                                      o2m_diag *diag) {
+  int is_1_0 = spec && strcmp(spec, "1.0") == 0;
+  int bits = 0;
+  mlirOperationWalk(mlirModuleGetOperation(module), note_extensions, &bits, MlirWalkPreOrder);
+  char names[256] = "";
+  size_t len = 0;
+  for (size_t i = 0; i < sizeof(extensions) / sizeof(extensions[0]); i++) {
+    if (!(bits & extensions[i].bit) || (is_1_0 && !extensions[i].in_1_0)) continue;
+    len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? "," : "", extensions[i].name);
+  }
+  char pass[512];
+  snprintf(pass, sizeof(pass), "tosa-attach-target{profiles=pro_int,pro_fp%s%s level=none specification_version=%s}",
+           len ? " extensions=" : "", names, is_1_0 ? "1.0" : "1.1.draft");
+  o2m_status s = o2m_exec_run_pass(module, pass, diag);
+  if (!s) s = o2m_exec_run_pass(module, "tosa-validate{strict-op-spec-alignment}", diag);
+  if (!s) return O2M_OK;
+  char why[sizeof(diag->message)];
+  snprintf(why, sizeof(why), "%s", diag->message);
+  return o2m_fail(diag, s, "%s: the module is not valid TOSA %s: %s", model->path,
+                  is_1_0 ? "1.0" : "1.1.draft", why);
+}
+
+/* ---- the module ---------------------------------------------------------------- */
+
+static o2m_status build(o2m_model *model, MlirContext mc, const char *spec, int for_jit,
+                        const struct o2m_io_value *inputs, struct o2m_io_value *outputs,
+                        MlirModule *out, o2m_diag *diag) {
+  o2m_status s = lw_emit_module(&tosa_target, model, mc, for_jit, inputs, outputs, out, diag);
+  if (s) return s;
+  s = attach_and_validate(model, *out, spec, diag);
+  if (s) mlirModuleDestroy(*out);
+  return s;
+}
+
+/* TOSA through upstream MLIR's conversions to Linalg, tensor, arith and
+ * scf: what the executor then lowers like any Linalg module. */
+static const char *const to_linalg[] = {
+    "func.func(tosa-to-linalg-pipeline)",
+    "func.func(tosa-to-tensor)",
+    "func.func(tosa-to-arith)",
+    "func.func(tosa-to-scf)",
+    "canonicalize",
+};
+
+o2m_status o2m_emit_tosa_module_io(o2m_model *model, MlirContext mc, const struct o2m_io_value *inputs,
+                                   struct o2m_io_value *outputs, MlirModule *out, o2m_diag *diag) {
+  o2m_status s = build(model, mc, NULL, 1, inputs, outputs, out, diag);
+  if (s) return s;
+  for (size_t i = 0; !s && i < sizeof(to_linalg) / sizeof(to_linalg[0]); i++)
+    s = o2m_exec_run_pass(*out, to_linalg[i], diag);
+  if (!s) return O2M_OK;
+  mlirModuleDestroy(*out);
+  return s;
+}
+
+/* ---- import --to tosa ---------------------------------------------------------- */
+
+o2m_status o2m_emit_tosa(o2m_model *model, const o2m_import_options *options, FILE *out,
+                         o2m_diag *diag) {
+  MlirContext mc = mlirContextCreate();
+  MlirModule module;
+  o2m_status s = build(model, mc, options ? options->tosa_spec : NULL, 0, NULL, NULL, &module, diag);
+  if (!s) {
+    lw_print_module(module, options && options->bytecode, out);
+    mlirModuleDestroy(module);
+  }
+  mlirContextDestroy(mc);
+  return s;
+}
