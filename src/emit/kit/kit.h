@@ -123,6 +123,8 @@ o2m_status lw_set_out(lw_ctx *cx, int i, MlirValue v);
 /* ---- attributes of the node being lowered ------------------------------ */
 const o2m_attr *lw_attr(lw_ctx *cx, const char *name);
 int64_t lw_attr_int(lw_ctx *cx, const char *name, int64_t dflt);
+/* A GRAPH attribute's subgraph, or NULL. */
+const o2m_graph *lw_attr_graph(lw_ctx *cx, const char *name);
 float lw_attr_float(lw_ctx *cx, const char *name, float dflt);
 /* NUL-terminated copy in scratch memory, or dflt. */
 const char *lw_attr_string(lw_ctx *cx, const char *name, const char *dflt);
@@ -190,6 +192,36 @@ MlirValue lw_cast_tensor(lw_ctx *cx, MlirValue v, MlirType type);
 /* Lowers every node of `g` into cx->block, in order (values of enclosing
  * graphs stay visible). */
 o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g);
+
+/* ---- subgraphs and If (kit_regions.c) ---------------------------------- */
+int lw_is_ranked(MlirType t);
+/* The most static type both a and b cast to (dims that differ dynamic);
+ * a when b is null; null when ranks or element types differ. */
+MlirType lw_join_types(MlirType a, MlirType b);
+/* Whether a tensor.cast between a and b can verify. */
+int lw_cast_compatible(MlirType a, MlirType b);
+/* Lowers g into cx->block with its inputs bound to args (cast to the
+ * inputs' inferred types); yields[i] receives output i. */
+o2m_status lw_lower_subgraph(lw_ctx *cx, const o2m_graph *g, int n_args, const MlirValue *args,
+                             MlirValue *yields);
+void lw_destroy_blocks(int n, MlirBlock *blocks);
+/* If: a known condition lowers the branch taken inline; otherwise both
+ * branches are built into the two regions of `if_op`, ended by
+ * `yield_op`, its condition operand made from input 0 by `condition`. */
+o2m_status lw_lower_if_with(lw_ctx *cx, const char *if_op, const char *yield_op,
+                            MlirValue (*condition)(lw_ctx *cx, MlirValue cond));
+
+/* A region isolated from above (TOSA's cond_if and while_loop bodies): in
+ * it, the value map starts empty and constants go to the top of `block`.
+ * lw_scope_enter saves the enclosing state into *saved, lw_scope_leave
+ * restores it. */
+typedef struct lw_scope {
+  lw_value_slot *values;
+  size_t values_cap, values_count;
+  MlirBlock entry, block;
+} lw_scope;
+void lw_scope_enter(lw_ctx *cx, lw_scope *saved, MlirBlock block);
+void lw_scope_leave(lw_ctx *cx, const lw_scope *saved);
 
 /* ---- the module ---------------------------------------------------------- */
 

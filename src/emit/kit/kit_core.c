@@ -186,6 +186,11 @@ o2m_status lw_set_out(lw_ctx *cx, int i, MlirValue v) {
 
 const o2m_attr *lw_attr(lw_ctx *cx, const char *name) { return o2m_node_attr(cx->node, name); }
 
+const o2m_graph *lw_attr_graph(lw_ctx *cx, const char *name) {
+  const o2m_attr *a = lw_attr(cx, name);
+  return a && a->type == O2M_ATTR_GRAPH ? a->g : NULL;
+}
+
 int64_t lw_attr_int(lw_ctx *cx, const char *name, int64_t dflt) {
   const o2m_attr *a = lw_attr(cx, name);
   return a && a->type == O2M_ATTR_INT ? a->i : dflt;

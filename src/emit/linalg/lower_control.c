@@ -45,48 +45,6 @@ static MlirNamedAttribute named_attr(lw_ctx *cx, const char *name, MlirAttribute
   return mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref(name)), a);
 }
 
-static const o2m_graph *graph_attr(lw_ctx *cx, const char *name) {
-  const o2m_attr *a = lw_attr(cx, name);
-  return a && a->type == O2M_ATTR_GRAPH ? a->g : NULL;
-}
-
-/* ---- types ------------------------------------------------------------------ */
-
-static int is_ranked(MlirType t) { return !mlirTypeIsNull(t) && mlirTypeIsARankedTensor(t); }
-
-/* The most static type both a and b cast to (dims that differ dynamic);
- * a when b is null; null when they have different ranks or element types. */
-static MlirType join_types(MlirType a, MlirType b) {
-  if (mlirTypeIsNull(b)) return a;
-  if (!is_ranked(a) || !is_ranked(b)) return (MlirType){NULL};
-  int rank = (int)mlirShapedTypeGetRank(a);
-  if (rank != (int)mlirShapedTypeGetRank(b) || rank > LW_MAX_RANK ||
-      !mlirTypeEqual(mlirShapedTypeGetElementType(a), mlirShapedTypeGetElementType(b)))
-    return (MlirType){NULL};
-  int64_t shape[LW_MAX_RANK];
-  for (int k = 0; k < rank; k++) {
-    int64_t x = mlirShapedTypeGetDimSize(a, k), y = mlirShapedTypeGetDimSize(b, k);
-    shape[k] = x == y ? x : mlirShapedTypeGetDynamicSize();
-  }
-  return mlirRankedTensorTypeGet(rank, shape, mlirShapedTypeGetElementType(a),
-                                 mlirAttributeGetNull());
-}
-
-/* Whether a tensor.cast between a and b can verify (same rank and element
- * type, no two different static sizes). */
-static int cast_compatible(MlirType a, MlirType b) {
-  if (!is_ranked(a) || !is_ranked(b)) return 0;
-  int rank = (int)mlirShapedTypeGetRank(a);
-  if (rank != (int)mlirShapedTypeGetRank(b) ||
-      !mlirTypeEqual(mlirShapedTypeGetElementType(a), mlirShapedTypeGetElementType(b)))
-    return 0;
-  for (int k = 0; k < rank; k++) {
-    int64_t x = mlirShapedTypeGetDimSize(a, k), y = mlirShapedTypeGetDimSize(b, k);
-    if (!mlirShapedTypeIsDynamicSize(x) && !mlirShapedTypeIsDynamicSize(y) && x != y) return 0;
-  }
-  return 1;
-}
-
 /* t with a dim of size `size` (-1: dynamic) inserted at `axis` (or, with
  * insert == 0, its dim at `axis` removed). */
 static MlirType with_axis(MlirType t, int axis, int insert, int64_t size) {
@@ -143,44 +101,6 @@ static MlirValue axis_slice(lw_ctx *cx, MlirValue src, MlirValue dest, int axis,
   return mlirOperationIsNull(op) ? (MlirValue){NULL} : mlirOperationGetResult(op, 0);
 }
 
-/* ---- subgraphs ------------------------------------------------------------------ */
-
-/* Lowers g into cx->block with its inputs bound to args (cast to the
- * inputs' inferred types); yields[i] receives output i. */
-static o2m_status lower_subgraph(lw_ctx *cx, const o2m_graph *g, int n_args, const MlirValue *args,
-                                 MlirValue *yields) {
-  const o2m_node *node = cx->node;
-  MlirLocation loc = cx->loc;
-  if (n_args != g->n_inputs)
-    return lw_error(cx, "subgraph '%s' has %d inputs, %d expected", g->name, g->n_inputs, n_args);
-  for (int k = 0; k < n_args; k++) {
-    const o2m_value *in = g->input_values[k];
-    MlirType t = lw_tensor_type(cx, &in->type);
-    if (mlirTypeIsNull(t))
-      return lw_unsupported(cx, "subgraph input '%s' is not a ranked tensor of a supported dtype",
-                            in->name);
-    if (!cast_compatible(mlirValueGetType(args[k]), t))
-      return lw_unsupported(cx, "subgraph input '%s' does not fit the value given to it", in->name);
-    lw_map(cx, in, lw_cast_tensor(cx, args[k], t));
-  }
-  o2m_status s = lw_lower_graph_nodes(cx, g);
-  cx->node = node;
-  cx->loc = loc;
-  if (s) return s;
-  for (int i = 0; i < g->n_outputs; i++) {
-    const o2m_value *out = g->output_values[i];
-    yields[i] = lw_get(cx, out);
-    if (mlirValueIsNull(yields[i]) || !is_ranked(mlirValueGetType(yields[i])))
-      return lw_unsupported(cx, "subgraph output '%s' is not a ranked tensor", out->name);
-  }
-  return O2M_OK;
-}
-
-static void destroy_blocks(int n, MlirBlock *blocks) {
-  for (int i = 0; i < n; i++)
-    if (!mlirBlockIsNull(blocks[i])) mlirBlockDestroy(blocks[i]);
-}
-
 /* The single element of a one-element tensor, as a scalar. */
 static MlirValue scalar_of(lw_ctx *cx, MlirValue t) { return lw_extract_at(cx, t, 0); }
 
@@ -215,56 +135,7 @@ static int same_dims(const o2m_type *a, const o2m_type *b) {
 
 /* ---- If ---------------------------------------------------------------------------- */
 
-o2m_status lw_lower_if(lw_ctx *cx) {
-  const o2m_graph *branch[2] = {graph_attr(cx, "then_branch"), graph_attr(cx, "else_branch")};
-  if (!branch[0] || !branch[1]) return lw_error(cx, "a branch is missing");
-  int n = cx->node->n_outputs;
-  if (n > CTL_MAX) return lw_unsupported(cx, "more than %d outputs", CTL_MAX);
-  for (int b = 0; b < 2; b++)
-    if (branch[b]->n_outputs != n)
-      return lw_error(cx, "a branch has %d outputs, the node %d", branch[b]->n_outputs, n);
-  MlirValue yields[2][CTL_MAX];
-  int64_t *known;
-  if (lw_in_known_ints(cx, 0, &known) >= 1) { /* the branch taken, inline */
-    o2m_status s = lower_subgraph(cx, branch[known[0] ? 0 : 1], 0, NULL, yields[0]);
-    for (int i = 0; i < n && !s; i++) s = lw_set_out(cx, i, yields[0][i]);
-    return s;
-  }
-  MlirValue cond = lw_in(cx, 0);
-  if (mlirValueIsNull(cond)) return lw_error(cx, "the condition is missing");
-  cond = scalar_of(cx, cond);
-  MlirBlock blocks[2] = {mlirBlockCreate(0, NULL, NULL), mlirBlockCreate(0, NULL, NULL)};
-  MlirBlock saved = cx->block;
-  o2m_status s = O2M_OK;
-  for (int b = 0; b < 2 && !s; b++) {
-    cx->block = blocks[b];
-    s = lower_subgraph(cx, branch[b], 0, NULL, yields[b]);
-  }
-  MlirType types[CTL_MAX];
-  for (int i = 0; i < n && !s; i++) {
-    types[i] = join_types(mlirValueGetType(yields[0][i]), mlirValueGetType(yields[1][i]));
-    if (mlirTypeIsNull(types[i]))
-      s = lw_unsupported(cx, "the branches' output %d have different ranks or element types", i);
-  }
-  for (int b = 0; b < 2 && !s; b++) {
-    cx->block = blocks[b];
-    for (int i = 0; i < n; i++) yields[b][i] = lw_cast_tensor(cx, yields[b][i], types[i]);
-    lw_op(cx, "scf.yield", n, yields[b], 0, NULL, NULL, 0);
-  }
-  cx->block = saved;
-  if (s) {
-    destroy_blocks(2, blocks);
-    return s;
-  }
-  MlirOperation op = lw_op(cx, "scf.if", 1, &cond, n, types, NULL, 2);
-  if (mlirOperationIsNull(op)) {
-    destroy_blocks(2, blocks);
-    return lw_error(cx, "internal: cannot create scf.if");
-  }
-  for (int b = 0; b < 2; b++) mlirRegionAppendOwnedBlock(mlirOperationGetRegion(op, b), blocks[b]);
-  for (int i = 0; i < n && !s; i++) s = lw_set_out(cx, i, mlirOperationGetResult(op, i));
-  return s;
-}
+o2m_status lw_lower_if(lw_ctx *cx) { return lw_lower_if_with(cx, "scf.if", "scf.yield", scalar_of); }
 
 /* ---- Loop ---------------------------------------------------------------------------- */
 
@@ -303,7 +174,7 @@ static o2m_status loop_step(lw_ctx *cx, const loop_plan *p, MlirValue i, MlirVal
   args[0] = tensor_of(cx, i);
   args[1] = tensor_of(cx, c);
   for (int k = 0; k < p->n_carried; k++) args[2 + k] = state[k];
-  o2m_status s = lower_subgraph(cx, p->body, 2 + p->n_carried, args, yields);
+  o2m_status s = lw_lower_subgraph(cx, p->body, 2 + p->n_carried, args, yields);
   if (s) return s;
   next[0] = lw_op1(cx, "arith.addi", 2, (MlirValue[]){i, lw_const_int(cx, lw_type(cx, "i64"), 1)},
                    lw_type(cx, "i64"), NULL);
@@ -314,7 +185,7 @@ static o2m_status loop_step(lw_ctx *cx, const loop_plan *p, MlirValue i, MlirVal
                            : (MlirValue){NULL};
   for (int j = 0; j < p->n_scan; j++) {
     MlirValue y = yields[1 + p->n_carried + j], buf = state[p->n_carried + j];
-    if (!cast_compatible(mlirValueGetType(y), p->elem[j]))
+    if (!lw_cast_compatible(mlirValueGetType(y), p->elem[j]))
       return lw_unsupported(cx, "scan output %d changes its shape across iterations", j);
     y = lw_cast_tensor(cx, y, p->elem[j]);
     if (!p->prealloc[j]) { /* grow by one slice: [i, ...] -> [i + 1, ...] */
@@ -331,7 +202,7 @@ static o2m_status loop_step(lw_ctx *cx, const loop_plan *p, MlirValue i, MlirVal
   /* last: the copies into the carried buffers must follow every read of them */
   for (int k = 0; k < p->n_carried; k++) {
     MlirType t = p->types[2 + k];
-    if (!cast_compatible(mlirValueGetType(yields[1 + k]), t))
+    if (!lw_cast_compatible(mlirValueGetType(yields[1 + k]), t))
       return lw_unsupported(cx, "loop-carried value %d changes its shape across iterations", k);
     next[2 + k] = yield_into(cx, yields[1 + k], state[k],
                              same_dims(&p->body->input_values[2 + k]->type,
@@ -368,12 +239,12 @@ static o2m_status build_while(lw_ctx *cx, loop_plan *p, const MlirValue *init, M
   if (!s) lw_op(cx, "scf.yield", p->n_state, next, 0, NULL, NULL, 0);
   cx->block = saved;
   if (s) {
-    destroy_blocks(2, blocks);
+    lw_destroy_blocks(2, blocks);
     return s;
   }
   *op = lw_op(cx, "scf.while", p->n_state, init, p->n_state, p->types, NULL, 2);
   if (mlirOperationIsNull(*op)) {
-    destroy_blocks(2, blocks);
+    lw_destroy_blocks(2, blocks);
     return lw_error(cx, "internal: cannot create scf.while");
   }
   for (int b = 0; b < 2; b++) mlirRegionAppendOwnedBlock(mlirOperationGetRegion(*op, b), blocks[b]);
@@ -399,7 +270,7 @@ static o2m_status build_for(lw_ctx *cx, loop_plan *p, MlirValue trips, MlirValue
 o2m_status lw_lower_loop(lw_ctx *cx) {
   loop_plan p;
   memset(&p, 0, sizeof(p));
-  p.body = graph_attr(cx, "body");
+  p.body = lw_attr_graph(cx, "body");
   if (!p.body) return lw_error(cx, "the body is missing");
   p.n_carried = cx->node->n_inputs - 2;
   int n_scan = p.body->n_outputs - 1 - p.n_carried;
@@ -420,10 +291,10 @@ o2m_status lw_lower_loop(lw_ctx *cx) {
     return lw_error(cx, "the trip count must be an int64 and the condition a bool");
   for (int k = 0; k < p.n_carried; k++) {
     MlirValue v = lw_in(cx, 2 + k);
-    if (mlirValueIsNull(v) || !is_ranked(mlirValueGetType(v)))
+    if (mlirValueIsNull(v) || !lw_is_ranked(mlirValueGetType(v)))
       return lw_unsupported(cx, "loop-carried value %d is not a ranked tensor", k);
     MlirType body_t = lw_tensor_type(cx, &p.body->input_values[2 + k]->type);
-    MlirType t = join_types(mlirValueGetType(v), body_t);
+    MlirType t = lw_join_types(mlirValueGetType(v), body_t);
     if (mlirTypeIsNull(t))
       return lw_unsupported(cx, "loop-carried value %d does not fit the body's input", k);
     p.types[2 + k] = t;
@@ -541,7 +412,7 @@ static o2m_status scan_loop(lw_ctx *cx, const scan_plan *p, const MlirValue *sta
   int out_axis[CTL_MAX];
   types[0] = lw_index_type(cx);
   for (int k = 0; k < p->n_state; k++) {
-    MlirType t = join_types(mlirValueGetType(states[k]),
+    MlirType t = lw_join_types(mlirValueGetType(states[k]),
                             lw_tensor_type(cx, &body->input_values[k]->type));
     if (mlirTypeIsNull(t)) return lw_unsupported(cx, "state %d does not fit the body's input", k);
     types[1 + k] = t;
@@ -574,10 +445,10 @@ static o2m_status scan_loop(lw_ctx *cx, const scan_plan *p, const MlirValue *sta
   for (int j = 0; j < p->n_scan_in; j++)
     args[p->n_state + j] = axis_slice(cx, xin[j], (MlirValue){NULL}, in_axis[j],
                                       p->in_rev[j] ? back : lw_ix_v(t));
-  s = lower_subgraph(cx, body, p->n_state + p->n_scan_in, args, yields);
+  s = lw_lower_subgraph(cx, body, p->n_state + p->n_scan_in, args, yields);
   for (int j = 0; j < p->n_scan_out && !s; j++) {
     MlirValue y = yields[p->n_state + j];
-    if (!cast_compatible(mlirValueGetType(y), elem[j])) {
+    if (!lw_cast_compatible(mlirValueGetType(y), elem[j])) {
       s = lw_unsupported(cx, "scan output %d does not have its inferred shape", j);
       break;
     }
@@ -587,7 +458,7 @@ static o2m_status scan_loop(lw_ctx *cx, const scan_plan *p, const MlirValue *sta
   }
   /* last: the copies into the state buffers must follow every read of them */
   for (int k = 0; k < p->n_state && !s; k++) {
-    if (!cast_compatible(mlirValueGetType(yields[k]), types[1 + k]))
+    if (!lw_cast_compatible(mlirValueGetType(yields[k]), types[1 + k]))
       s = lw_unsupported(cx, "state %d changes its shape across iterations", k);
     else
       yields[k] = yield_into(cx, yields[k], carried[k],
@@ -638,7 +509,7 @@ static o2m_status scan_batched(lw_ctx *cx, const scan_plan *p, const MlirValue *
   for (int i = 0; i < n_out && !s; i++) {
     MlirValue dest = dests[i];
     MlirType want = with_axis(mlirValueGetType(dest), 0, 0, 0);
-    if (!cast_compatible(mlirValueGetType(done[i]), want)) {
+    if (!lw_cast_compatible(mlirValueGetType(done[i]), want)) {
       s = lw_unsupported(cx, "output %d does not have its inferred shape", i);
       break;
     }
@@ -651,7 +522,7 @@ static o2m_status scan_batched(lw_ctx *cx, const scan_plan *p, const MlirValue *
 o2m_status lw_lower_scan(lw_ctx *cx) {
   scan_plan p;
   memset(&p, 0, sizeof(p));
-  p.body = graph_attr(cx, "body");
+  p.body = lw_attr_graph(cx, "body");
   if (!p.body) return lw_error(cx, "the body is missing");
   int batched = cx->node->opset < 9, first = batched;
   int n_in = cx->node->n_inputs - first;
@@ -675,7 +546,7 @@ o2m_status lw_lower_scan(lw_ctx *cx) {
   MlirValue ins[2 * CTL_MAX], results[2 * CTL_MAX];
   for (int i = 0; i < n_in; i++) {
     ins[i] = lw_in(cx, first + i);
-    if (mlirValueIsNull(ins[i]) || !is_ranked(mlirValueGetType(ins[i])))
+    if (mlirValueIsNull(ins[i]) || !lw_is_ranked(mlirValueGetType(ins[i])))
       return lw_unsupported(cx, "input %d is not a ranked tensor", first + i);
   }
   if (batched && lw_in_present(cx, 0)) { /* sequence_lens: only the full length */
