@@ -18,15 +18,21 @@ typedef enum form {
   COMPARE,  /* an i1 result */
 } form;
 
-/* Which dtypes the op takes: floats, (signed) integers, booleans. */
-enum { F = 1, I = 2, B = 4, U = 8 /* unsigned integers: the same bits */ };
+/* Which dtypes the op takes: floats, (signed) integers, booleans,
+ * unsigned integers (ops on the same bits); W: TOSA computes it on 32-bit
+ * integers only, so 8- and 16-bit operands are widened (and results of
+ * wrapping arithmetic narrowed back: the low bits are ONNX's result). */
+enum { F = 1, I = 2, B = 4, U = 8, W = 16, V = 32 };
+/* V: order-sensitive ops on unsigned integers: with the sign bit flipped
+ * (x ^ 0x80..), unsigned order is signed order, so they run as signed
+ * ops on the flipped bits (max/min results flipped back). */
 
 static const struct {
   const char *onnx, *tosa;
   form form;
   int dtypes;
 } ops[] = {
-    {"Abs", "tosa.abs", UNARY, F | I},
+    {"Abs", "tosa.abs", UNARY, F | I | W},
     {"Ceil", "tosa.ceil", UNARY, F},
     {"Floor", "tosa.floor", UNARY, F},
     {"Exp", "tosa.exp", UNARY, F},
@@ -39,23 +45,23 @@ static const struct {
     {"Reciprocal", "tosa.reciprocal", UNARY, F},
     {"Not", "tosa.logical_not", UNARY, B},
     {"BitwiseNot", "tosa.bitwise_not", UNARY, I | U},
-    {"Add", "tosa.add", VARIADIC, F | I | U},
-    {"Sum", "tosa.add", VARIADIC, F | I | U},
-    {"Sub", "tosa.sub", VARIADIC, F | I | U},
+    {"Add", "tosa.add", VARIADIC, F | I | U | W},
+    {"Sum", "tosa.add", VARIADIC, F | I | U | W},
+    {"Sub", "tosa.sub", VARIADIC, F | I | U | W},
     {"Pow", "tosa.pow", VARIADIC, F},
-    {"Max", "tosa.maximum", VARIADIC, F | I},
-    {"Min", "tosa.minimum", VARIADIC, F | I},
+    {"Max", "tosa.maximum", VARIADIC, F | I | U | V | W},
+    {"Min", "tosa.minimum", VARIADIC, F | I | U | V | W},
     {"And", "tosa.logical_and", VARIADIC, B},
     {"Or", "tosa.logical_or", VARIADIC, B},
     {"Xor", "tosa.logical_xor", VARIADIC, B},
     {"BitwiseAnd", "tosa.bitwise_and", VARIADIC, I | U},
     {"BitwiseOr", "tosa.bitwise_or", VARIADIC, I | U},
     {"BitwiseXor", "tosa.bitwise_xor", VARIADIC, I | U},
-    {"Equal", "tosa.equal", COMPARE, F | I | B | U},
-    {"Greater", "tosa.greater", COMPARE, F | I},
-    {"GreaterOrEqual", "tosa.greater_equal", COMPARE, F | I},
-    {"Less", "tosa.greater", SWAPPED, F | I},
-    {"LessOrEqual", "tosa.greater_equal", SWAPPED, F | I},
+    {"Equal", "tosa.equal", COMPARE, F | I | B | U | W},
+    {"Greater", "tosa.greater", COMPARE, F | I | U | V | W},
+    {"GreaterOrEqual", "tosa.greater_equal", COMPARE, F | I | U | V | W},
+    {"Less", "tosa.greater", SWAPPED, F | I | U | V | W},
+    {"LessOrEqual", "tosa.greater_equal", SWAPPED, F | I | U | V | W},
 };
 
 static int dtype_class(o2m_dtype d) {
@@ -73,26 +79,64 @@ static o2m_status check_input_dtype(lw_ctx *cx, int classes) {
   return tw_check_dtype(cx, d, (classes & U) != 0);
 }
 
+/* The dtype TOSA computes a W op of dtype d in. */
+static o2m_dtype widened(o2m_dtype d) {
+  switch (d) {
+  case O2M_DT_INT8: case O2M_DT_INT16: case O2M_DT_UINT8: case O2M_DT_UINT16: return O2M_DT_INT32;
+  default: return d;
+  }
+}
+
+static o2m_dtype signed_of(o2m_dtype d) {
+  switch (d) {
+  case O2M_DT_UINT8: return O2M_DT_INT8;
+  case O2M_DT_UINT16: return O2M_DT_INT16;
+  case O2M_DT_UINT32: return O2M_DT_INT32;
+  case O2M_DT_UINT64: return O2M_DT_INT64;
+  default: return d;
+  }
+}
+
+/* x ^ the sign bit (x's element type is a signless integer). */
+static MlirValue flip_sign(lw_ctx *cx, MlirValue x) {
+  if (mlirValueIsNull(x)) return x;
+  unsigned width = mlirIntegerTypeGetWidth(tw_elem(x));
+  double sign = -ldexp(1, (int)width - 1);
+  return tw_binary(cx, "tosa.bitwise_xor", x, tw_splat(cx, tw_elem(x), tw_rank(x), sign));
+}
+
 o2m_status tw_lower_elementwise(lw_ctx *cx) {
   const char *op_type = cx->node->op_type;
   for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
     if (strcmp(ops[i].onnx, op_type) != 0) continue;
     o2m_status s = check_input_dtype(cx, ops[i].dtypes);
     if (s) return s;
-    MlirValue r = lw_in(cx, 0);
+    o2m_dtype d = lw_in_type(cx, 0)->elem;
+    int flip = (ops[i].dtypes & V) && lw_dtype_is_unsigned(d) && d != O2M_DT_BOOL;
+    if (flip) d = signed_of(d);
+    o2m_dtype wide = (ops[i].dtypes & W) ? widened(d) : d;
+    MlirValue in[8];
+    int n = cx->node->n_inputs < 8 ? cx->node->n_inputs : 8;
+    for (int k = 0; k < n; k++)
+      in[k] = tw_cast(cx, flip ? flip_sign(cx, lw_in(cx, k)) : lw_in(cx, k), d, wide);
+    MlirValue r = in[0];
     switch (ops[i].form) {
     case UNARY:
       r = tw_unary(cx, ops[i].tosa, r);
       break;
     case VARIADIC:
-      for (int k = 1; k < cx->node->n_inputs; k++) r = tw_binary(cx, ops[i].tosa, r, lw_in(cx, k));
+      for (int k = 1; k < n; k++) r = tw_binary(cx, ops[i].tosa, r, in[k]);
       break;
     case COMPARE:
-      r = tw_compare(cx, ops[i].tosa, r, lw_in(cx, 1));
+      r = tw_compare(cx, ops[i].tosa, r, in[1]);
       break;
     case SWAPPED:
-      r = tw_compare(cx, ops[i].tosa, lw_in(cx, 1), r);
+      r = tw_compare(cx, ops[i].tosa, in[1], r);
       break;
+    }
+    if (ops[i].form != COMPARE && ops[i].form != SWAPPED) {
+      r = tw_cast(cx, r, wide, d);
+      if (flip) r = flip_sign(cx, r);
     }
     return lw_set_out(cx, 0, r);
   }
@@ -112,15 +156,32 @@ o2m_status tw_lower_neg(lw_ctx *cx) {
 
 o2m_status tw_lower_mul(lw_ctx *cx) {
   o2m_status s = check_input_dtype(cx, F | I | U);
-  return s ? s : lw_set_out(cx, 0, tw_mul(cx, lw_in(cx, 0), lw_in(cx, 1)));
+  if (s) return s;
+  o2m_dtype d = lw_in_type(cx, 0)->elem, wide = widened(d);
+  MlirValue r = tw_mul(cx, tw_cast(cx, lw_in(cx, 0), d, wide), tw_cast(cx, lw_in(cx, 1), d, wide));
+  return lw_set_out(cx, 0, tw_cast(cx, r, wide, d));
+}
+
+/* An 8- or 16-bit unsigned x zero-extended to i32. */
+static MlirValue zero_extend(lw_ctx *cx, MlirValue x, o2m_dtype d) {
+  x = tw_cast(cx, x, d, O2M_DT_INT32);
+  if (mlirValueIsNull(x)) return x;
+  double mask = d == O2M_DT_UINT8 ? 0xff : 0xffff;
+  return tw_binary(cx, "tosa.bitwise_and", x, tw_splat(cx, tw_elem(x), tw_rank(x), mask));
 }
 
 o2m_status tw_lower_div(lw_ctx *cx) {
-  o2m_status s = check_input_dtype(cx, F | I);
+  o2m_dtype d = lw_in_type(cx, 0)->elem, wide = widened(d);
+  int narrow_unsigned = d == O2M_DT_UINT8 || d == O2M_DT_UINT16;
+  o2m_status s = narrow_unsigned ? O2M_OK : check_input_dtype(cx, F | I);
   if (s) return s;
   MlirValue a = lw_in(cx, 0), b = lw_in(cx, 1);
-  if (lw_dtype_is_float(lw_in_type(cx, 0)->elem)) return lw_set_out(cx, 0, tw_fdiv(cx, a, b));
-  return lw_set_out(cx, 0, tw_binary(cx, "tosa.intdiv", a, b)); /* truncates, as ONNX */
+  if (lw_dtype_is_float(d)) return lw_set_out(cx, 0, tw_fdiv(cx, a, b));
+  /* tosa.intdiv truncates toward zero, as ONNX; unsigned 8/16-bit values
+   * divide exactly as non-negative i32 */
+  a = narrow_unsigned ? zero_extend(cx, a, d) : tw_cast(cx, a, d, wide);
+  b = narrow_unsigned ? zero_extend(cx, b, d) : tw_cast(cx, b, d, wide);
+  return lw_set_out(cx, 0, tw_cast(cx, tw_binary(cx, "tosa.intdiv", a, b), wide, d));
 }
 
 o2m_status tw_lower_sqrt(lw_ctx *cx) {

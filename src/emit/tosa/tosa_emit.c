@@ -124,10 +124,10 @@ static o2m_status build(o2m_model *model, MlirContext mc, const char *spec, int 
 /* TOSA through upstream MLIR's conversions to Linalg, tensor, arith and
  * scf: what the executor then lowers like any Linalg module. */
 static const char *const to_linalg[] = {
+    "func.func(tosa-to-scf)",
     "tosa-to-linalg-pipeline",
     "func.func(tosa-to-tensor)",
     "func.func(tosa-to-arith)",
-    "func.func(tosa-to-scf)",
     "canonicalize",
 };
 
