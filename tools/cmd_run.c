@@ -203,7 +203,8 @@ static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_mo
   int rc = read_inputs(a, model, arena, inputs, &n, MAX_INPUTS, diag);
   if (rc) return rc;
   o2m_run_timings timings = {0};
-  o2m_run_options options = {O2M_TARGET_LINALG, a->opt_level, NULL, NULL, a->repeat, &timings};
+  o2m_run_options options = {(o2m_target)o2m_target_from_name(a->target), a->opt_level, NULL, NULL, a->repeat,
+                             &timings};
   o2m_run_phase phase;
   int n_out = model ? model->graph->n_outputs : 0;
   o2m_tensor **outputs = model ? o2m_arena_array(arena, (size_t)n_out + 1, sizeof(o2m_tensor *)) : NULL;

@@ -232,6 +232,10 @@ o2m_status o2m_run_mlir_file(const char *path, const char *entry, const o2m_run_
   if (mlirModuleIsNull(module))
     s = o2m_fail(diag, O2M_ERR_PARSE, "%s: not a valid MLIR file: %s", path,
                  errors.text[0] ? errors.text : "cannot read it");
+  /* a TOSA module (import --to tosa) is lowered to Linalg first */
+  if (!s && !mlirAttributeIsNull(mlirOperationGetAttributeByName(mlirModuleGetOperation(module),
+                                                                 mlirStringRefCreateFromCString("tosa.target_env"))))
+    if ((s = o2m_tosa_to_linalg(module, diag))) mlirModuleDestroy(module);
   if (!s)
     s = compile_and_call(&r, module, entry ? entry : entry_name, n_inputs, inputs, n_outputs, outputs, -1, arena,
                          diag);

@@ -256,15 +256,17 @@ o2m_status tw_lower_clip(lw_ctx *cx) {
   const o2m_tensor *lo_t = lw_in_known(cx, 1), *hi_t = lw_in_known(cx, 2);
   int lo_known = !lw_in_present(cx, 1) || (lo_t && lo_t->count == 1);
   int hi_known = !lw_in_present(cx, 2) || (hi_t && hi_t->count == 1);
-  if (lo_known && hi_known && lw_dtype_is_float(lw_in_type(cx, 0)->elem)) {
+  if (lo_known && hi_known) {
     double lo = -INFINITY, hi = INFINITY;
     if (lo_t) lo = o2m_tensor_get_float(lo_t, 0);
     if (hi_t) hi = o2m_tensor_get_float(hi_t, 0);
     if (lo <= hi) return lw_set_out(cx, 0, tw_clamp(cx, x, lo, hi));
   }
-  if (lw_in_present(cx, 1)) x = tw_binary(cx, "tosa.maximum", x, lw_in(cx, 1));
-  if (lw_in_present(cx, 2)) x = tw_binary(cx, "tosa.minimum", x, lw_in(cx, 2));
-  return lw_set_out(cx, 0, x);
+  o2m_dtype d = lw_in_type(cx, 0)->elem, wide = widened(d);
+  x = tw_cast(cx, x, d, wide);
+  if (lw_in_present(cx, 1)) x = tw_binary(cx, "tosa.maximum", x, tw_cast(cx, lw_in(cx, 1), d, wide));
+  if (lw_in_present(cx, 2)) x = tw_binary(cx, "tosa.minimum", x, tw_cast(cx, lw_in(cx, 2), d, wide));
+  return lw_set_out(cx, 0, tw_cast(cx, x, wide, d));
 }
 
 o2m_status tw_lower_cast(lw_ctx *cx) {

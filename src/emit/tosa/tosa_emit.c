@@ -131,14 +131,18 @@ static const char *const to_linalg[] = {
     "canonicalize",
 };
 
+o2m_status o2m_tosa_to_linalg(MlirModule module, o2m_diag *diag) {
+  o2m_status s = O2M_OK;
+  for (size_t i = 0; !s && i < sizeof(to_linalg) / sizeof(to_linalg[0]); i++)
+    s = o2m_exec_run_pass(module, to_linalg[i], diag);
+  return s;
+}
+
 o2m_status o2m_emit_tosa_module_io(o2m_model *model, MlirContext mc, const struct o2m_io_value *inputs,
                                    struct o2m_io_value *outputs, MlirModule *out, o2m_diag *diag) {
   o2m_status s = build(model, mc, NULL, 1, inputs, outputs, out, diag);
   if (s) return s;
-  for (size_t i = 0; !s && i < sizeof(to_linalg) / sizeof(to_linalg[0]); i++)
-    s = o2m_exec_run_pass(*out, to_linalg[i], diag);
-  if (!s) return O2M_OK;
-  mlirModuleDestroy(*out);
+  if ((s = o2m_tosa_to_linalg(*out, diag))) mlirModuleDestroy(*out);
   return s;
 }
 

@@ -223,18 +223,15 @@ MlirValue tw_fdiv(lw_ctx *cx, MlirValue a, MlirValue b) {
   return tw_mul(cx, a, tw_unary(cx, "tosa.reciprocal", b));
 }
 
-/* An attribute text for a scalar of element type elem. */
+/* An attribute text for a scalar of element type elem (infinities in
+ * MLIR's hexadecimal float form). */
 static void scalar_text(char *buf, size_t size, MlirType elem, double v) {
   if (mlirTypeIsAFloat(elem)) {
-    double lim = mlirTypeIsAF32(elem) ? 3.4028234663852886e38 : mlirTypeIsAF16(elem) ? 65504.0 : 3.38953139e38;
-    if (v > lim) v = lim;
-    if (v < -lim) v = -lim;
-    snprintf(buf, size, "%.17g : %s", v, mlirTypeIsAF32(elem) ? "f32" : mlirTypeIsAF16(elem) ? "f16" : "bf16");
-    if (!strchr(buf, '.') && !strchr(buf, 'e')) {
-      char tmp[96];
-      snprintf(tmp, sizeof(tmp), "%.1f : %s", v, mlirTypeIsAF32(elem) ? "f32" : mlirTypeIsAF16(elem) ? "f16" : "bf16");
-      snprintf(buf, size, "%s", tmp);
-    }
+    const char *name = mlirTypeIsAF32(elem) ? "f32" : mlirTypeIsAF16(elem) ? "f16" : "bf16";
+    unsigned inf = mlirTypeIsAF32(elem) ? 0x7f800000u : mlirTypeIsAF16(elem) ? 0x7c00u : 0x7f80u;
+    unsigned sign = mlirTypeIsAF32(elem) ? 0x80000000u : 0x8000u;
+    if (isinf(v)) snprintf(buf, size, "0x%X : %s", v > 0 ? inf : inf | sign, name);
+    else snprintf(buf, size, "%.9e : %s", v, name);
     return;
   }
   unsigned width = mlirIntegerTypeGetWidth(elem);
