@@ -7,6 +7,8 @@
 #            against the ratchet tests/conformance/torch-import.pass
 #   linalg   every ONNX test-suite model run end to end on the linalg target
 #            (`onnx2mlir test`), against the ratchet tests/conformance/linalg.pass
+#   tosa     the same on the tosa target (TOSA, validated, run through
+#            upstream tosa-to-linalg), against tests/conformance/tosa.pass
 #   fuzz     a libFuzzer run of the reader+importer (seconds: $FUZZ_SECONDS,
 #            default 60; 0 skips it)
 # Ends with "N passed, N failed" over all suites; exits non-zero on failure.
@@ -68,15 +70,19 @@ listed=$(wc -l < tests/conformance/torch-import.pass)
 [ "$import_rc" -ne 0 ] && [ "$regressed" -eq 0 ] && regressed=1
 count "import (ratchet of $listed)" $((listed - regressed)) "$regressed"
 
-run_log="$build.linalg.log"
-tests/conformance/check_run.sh "$build" > "$run_log" 2>&1
-run_rc=$?
-grep -E '^(REGRESSIONS|  |note:)' "$run_log" | head -50
-echo "   ($(tail -n 1 "$run_log"); the failures are in $run_log)"
-run_regressed=$(sed -n '/^REGRESSIONS/,$p' "$run_log" | grep -c '^  ')
-run_listed=$(wc -l < tests/conformance/linalg.pass)
-[ "$run_rc" -ne 0 ] && [ "$run_regressed" -eq 0 ] && run_regressed=1
-count "linalg (ratchet of $run_listed)" $((run_listed - run_regressed)) "$run_regressed"
+run_target() { # run_target TARGET: the conformance ratchet of one lowering target
+  local log="$build.$1.log" rc regressed listed
+  TARGET=$1 tests/conformance/check_run.sh "$build" > "$log" 2>&1
+  rc=$?
+  grep -E '^(REGRESSIONS|  |note:)' "$log" | head -50
+  echo "   ($(tail -n 1 "$log"); the failures are in $log)"
+  regressed=$(sed -n '/^REGRESSIONS/,$p' "$log" | grep -c '^  ')
+  listed=$(wc -l < "tests/conformance/$1.pass")
+  [ "$rc" -ne 0 ] && [ "$regressed" -eq 0 ] && regressed=1
+  count "$1 (ratchet of $listed)" $((listed - regressed)) "$regressed"
+}
+run_target linalg
+run_target tosa
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [ "$fuzz_seconds" -gt 0 ]; then
