@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run_bench.sh - our import+compile time and run latency against onnxruntime
 # (npm onnxruntime-node, one thread), measured in the same run, for a
-# ResNet-style CNN and a small transformer encoder (make_run_models.py).
+# ResNet-style CNN and a small transformer encoder (make_run_models.py), on
+# each lowering target (TARGETS, default "linalg tosa": tosa is the TOSA
+# module run through upstream tosa-to-linalg).
 # Checks first that both give the same outputs (rtol 1e-3, atol 1e-4).
 #   ours: `onnx2mlir run --repeat N`: load + emit + compile once, N calls
 #   ort:  bench/ort_time.mjs: InferenceSession.create, N session.run calls
@@ -27,19 +29,22 @@ fi
 
 results="$out/results.txt"
 : >"$results"
+targets=${TARGETS:-linalg tosa}
 for m in resnet_small encoder_small; do
   echo "== $m: onnxruntime, $runs runs" >&2
   ort=$(node bench/ort_time.mjs "$out/$m.onnx" "$out/${m}_x.npy" "$out/ort_$m.npy" "$runs")
-  echo "== $m: onnx2mlir run --repeat $runs" >&2
-  rm -rf "$out/ours_$m"
-  if ! "$tool" run "$out/$m.onnx" --input "input=$out/${m}_x.npy" -o "$out/ours_$m" --npy \
-       --repeat "$runs" 2>"$out/ours_$m.err"; then
-    echo "onnx2mlir run failed on $m:" >&2
-    cat "$out/ours_$m.err" >&2
-    exit 1
-  fi
-  ours=$(grep '^load: ' "$out/ours_$m.err")
-  echo "$m|$ours|$ort" >>"$results"
+  for target in $targets; do
+    echo "== $m: onnx2mlir run --target $target --repeat $runs" >&2
+    rm -rf "$out/ours_${m}_$target"
+    if ! "$tool" run "$out/$m.onnx" --target "$target" --input "input=$out/${m}_x.npy" \
+         -o "$out/ours_${m}_$target" --npy --repeat "$runs" 2>"$out/ours_${m}_$target.err"; then
+      echo "onnx2mlir run --target $target failed on $m:" >&2
+      cat "$out/ours_${m}_$target.err" >&2
+      exit 1
+    fi
+    ours=$(grep '^load: ' "$out/ours_${m}_$target.err")
+    echo "$m|$target|$ours|$ort" >>"$results"
+  done
 done
 
 /usr/bin/python3 - "$results" "$out" <<'EOF'
@@ -48,17 +53,17 @@ import numpy as np
 results, out = sys.argv[1], sys.argv[2]
 rows, ok = [], True
 for line in open(results):
-    model, ours, ort = line.rstrip("\n").split("|")
+    model, target, ours, ort = line.rstrip("\n").split("|")
     v = dict((k, float(x)) for k, x in re.findall(r"(load|emit|compile|median|min) ([0-9.]+)", ours.replace(":", "")))
     o = json.loads(ort)
-    a, b = np.load(f"{out}/ours_{model}/output_0.npy"), np.load(f"{out}/ort_{model}.npy")
+    a, b = np.load(f"{out}/ours_{model}_{target}/output_0.npy"), np.load(f"{out}/ort_{model}.npy")
     same = a.shape == b.shape and np.allclose(a, b, rtol=1e-3, atol=1e-4)
     ok &= same
     diff = float(np.max(np.abs(a.astype(np.float64) - b))) if a.shape == b.shape else float("nan")
-    print(f"{model}: output {list(a.shape)} max abs diff vs onnxruntime {diff:.3g} "
+    print(f"{model} ({target}): output {list(a.shape)} max abs diff vs onnxruntime {diff:.3g} "
           f"({'ok' if same else 'MISMATCH'} at rtol 1e-3, atol 1e-4)")
     compile_ms = v["load"] + v["emit"] + v["compile"]
-    rows.append((model, compile_ms, v["median"], o["create_ms"], o["median_ms"], v, o))
+    rows.append((f"{model} ({target})", compile_ms, v["median"], o["create_ms"], o["median_ms"], v, o))
 print(f"\nmedian of {rows[0][6]['n']} runs each, onnxruntime-node {rows[0][6]['version']} on 1 thread; "
       "ours: load+emit+compile (JIT, -O2)")
 head = ("model", "ours import+compile ms", "ours run ms", "ort create ms", "ort run ms",
