@@ -103,8 +103,9 @@ MlirValue tw_splat(lw_ctx *cx, MlirType elem, int rank, double v) {
   MlirType type = tw_tensor(cx, elem, rank, ones);
   if (!mlirTypeIsAFloat(elem)) { /* integers: v saturated to the type's range */
     unsigned width = mlirIntegerTypeGetWidth(elem);
-    double lo = width == 1 ? 0 : -ldexp(1, (int)width - 1), hi = width == 1 ? 1 : ldexp(1, (int)width - 1);
-    v = v != v ? 0 : v < lo ? lo : v >= hi ? hi - (width >= 64 ? 1024 : 1) : v;
+    double lo = -ldexp(1, (int)width - 1), hi = ldexp(1, (int)width - 1);
+    if (width == 1) v = v != 0;
+    else v = v != v ? 0 : v < lo ? lo : v >= hi ? hi - (width >= 64 ? 1024 : 1) : v;
   }
   MlirAttribute scalar = mlirTypeIsAFloat(elem) ? mlirFloatAttrDoubleGet(cx->mc, elem, v)
                                                : mlirIntegerAttrGet(elem, (int64_t)v);

@@ -380,7 +380,7 @@ static MlirValue conv_group(lw_ctx *cx, MlirValue x, const window *w, int64_t o,
   int rank = w->n + 2;
   int64_t view[TW_MAX_RANK], out[TW_MAX_RANK], y[TW_MAX_RANK], pads[2 * MAX_SPATIAL];
   int perm[TW_MAX_RANK];
-  view[0] = count, view[1] = tw_size(lw_in(cx, 1), 1);
+  view[0] = count, view[1] = lw_in_type(cx, 1)->dims[1].size;
   for (int i = 0; i < w->n; i++) view[2 + i] = w->k[i];
   to_last_perm(rank, perm);
   for (int k = 0; k < rank; k++) out[k] = view[perm[k]];
@@ -418,12 +418,13 @@ static MlirValue conv_depthwise(lw_ctx *cx, MlirValue x, const window *w, int64_
 o2m_status tw_lower_conv(lw_ctx *cx) {
   o2m_status s = check_float_input(cx, 0);
   if (s || (s = check_static(cx))) return s;
-  MlirValue x = lw_in(cx, 0), wv = lw_in(cx, 1);
+  MlirValue x = lw_in(cx, 0);
+  const o2m_type *wv = lw_in_type(cx, 1); /* its value is read by weight() */
   int rank = tw_rank(x);
-  if (rank < 3 || rank > 5 || tw_rank(wv) != rank) return lw_unsupported(cx, "Conv of rank %d", rank);
-  int64_t kernel[MAX_SPATIAL], C = tw_size(x, 1), M = tw_size(wv, 0), Cg = tw_size(wv, 1);
+  if (rank < 3 || rank > 5 || wv->rank != rank) return lw_unsupported(cx, "Conv of rank %d", rank);
+  int64_t kernel[MAX_SPATIAL], C = tw_size(x, 1), M = wv->dims[0].size, Cg = wv->dims[1].size;
   int64_t group = lw_attr_int(cx, "group", 1);
-  for (int i = 0; i < rank - 2; i++) kernel[i] = tw_size(wv, 2 + i);
+  for (int i = 0; i < rank - 2; i++) kernel[i] = wv->dims[2 + i].size;
   if (group < 1 || C != Cg * group || M % group) return lw_error(cx, "group %lld does not divide the channels", (long long)group);
   window w;
   if ((s = read_window(cx, x, kernel, &w))) return s;
@@ -453,11 +454,12 @@ o2m_status tw_lower_conv(lw_ctx *cx) {
 o2m_status tw_lower_conv_transpose(lw_ctx *cx) {
   o2m_status s = check_float_input(cx, 0);
   if (s || (s = check_static(cx))) return s;
-  MlirValue x = lw_in(cx, 0), wv = lw_in(cx, 1);
+  MlirValue x = lw_in(cx, 0);
+  const o2m_type *wv = lw_in_type(cx, 1); /* its value is read by weight() */
   int rank = tw_rank(x), n = rank - 2, mode;
-  if ((rank != 3 && rank != 4) || tw_rank(wv) != rank)
+  if ((rank != 3 && rank != 4) || wv->rank != rank)
     return lw_unsupported(cx, "ConvTranspose of rank %d (TOSA's transpose_conv2d is 2-D)", rank);
-  int64_t k[2], st[2], dil[2], pads[4], out_pad[2], C = tw_size(wv, 0), M = tw_size(wv, 1);
+  int64_t k[2], st[2], dil[2], pads[4], out_pad[2], C = wv->dims[0].size, M = wv->dims[1].size;
   int64_t group = lw_attr_int(cx, "group", 1);
   if (group < 1 || C % group || tw_size(x, 1) != C) return lw_error(cx, "group %lld does not divide the channels", (long long)group);
   if ((s = window_ints(cx, "kernel_shape", n, 0, k)) || (s = window_ints(cx, "strides", n, 1, st)) ||
@@ -471,7 +473,7 @@ o2m_status tw_lower_conv_transpose(lw_ctx *cx) {
   for (int i = 0; i < n; i++) {
     int a = i + 2 - n; /* the TOSA axis: 1-D runs along width */
     if (dil[i] != 1) return lw_unsupported(cx, "dilated ConvTranspose (TOSA's transpose_conv2d has no dilation)");
-    if (!k[i]) k[i] = tw_size(wv, 2 + i);
+    if (!k[i]) k[i] = wv->dims[2 + i].size;
     int64_t in = tw_size(x, 2 + i), full = st[i] * (in - 1) + out_pad[i] + k[i], out, pb;
     out = n_shape >= 0 ? shape[n_shape - n + i] : -1;
     if (mode == AP_SAME_UPPER || mode == AP_SAME_LOWER) {

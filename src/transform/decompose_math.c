@@ -1,0 +1,221 @@
+/* decompose_math.c - the float math ops that some targets lack, written in
+ * core ops every backend has (Add Sub Mul Div Exp Log Sqrt Abs Sign Floor
+ * Ceil Sin Cos Where Equal Greater Less And Or Xor Cast), in the input's
+ * dtype (float16 and bfloat16 computed in float: o2m_math_dtype), with
+ * care for accuracy where the textbook formula cancels:
+ *   Tan    sin(x) / cos(x)
+ *   Sinh   (exp(x) - exp(-x)) / 2; its Taylor series below |x| = 1/2
+ *   Cosh   (exp(x) + exp(-x)) / 2
+ *   Asinh  sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); log(2|x|) where
+ *          1 / x^2 is below the precision
+ *   Acosh  log1p((x - 1) + sqrt((x - 1)(x + 1))); log(2x) as above
+ *   Atanh  (log1p(x) - log1p(-x)) / 2
+ *   Round  half to even: floor(x), plus one when the fraction is above 1/2
+ *          or is 1/2 and floor(x) is odd
+ * with log1p(u) = log(1 + u) u / ((1 + u) - 1) (exact to rounding;
+ * Goldberg), and
+ *   Mod    integers: a - trunc(a / b) b with the remainder moved to the
+ *          divisor's sign (fmod = 0) and 0 where b is 0, as numpy; floats:
+ *          C's fmod (exact products: Dekker), NaN made 0 when
+ *          fmod = 0 as ONNX's reference does.
+ * BitShift is not decomposed: on unsigned integers it needs unsigned
+ * division or shifts, which the core op set of these targets lacks.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "transform/decompose_kit.h"
+
+/* Used by decompose_activations.c too. */
+int o2m_significand_bits(o2m_dtype t);
+o2m_dtype o2m_math_dtype(o2m_dtype t);
+
+/* The significand's bits (the implicit one included) of a float dtype;
+ * 0 for the others. */
+int o2m_significand_bits(o2m_dtype t) {
+  switch (t) {
+  case O2M_DT_BFLOAT16: return 8;
+  case O2M_DT_FLOAT16: return 11;
+  case O2M_DT_FLOAT: return 24;
+  case O2M_DT_DOUBLE: return 53;
+  default: return 0;
+  }
+}
+
+/* The dtype math on t is computed in: float for float16 and bfloat16, so
+ * that the result is rounded to them once (one ulp of bfloat16 is 0.4%,
+ * as ONNX's reference, which computes in float, would not differ). */
+o2m_dtype o2m_math_dtype(o2m_dtype t) {
+  return t == O2M_DT_FLOAT16 || t == O2M_DT_BFLOAT16 ? O2M_DT_FLOAT : t;
+}
+
+/* ---- small builders ---------------------------------------------------------- */
+
+static o2m_value *k(o2m_rewriter *rw, o2m_value *like, double v) { return xk_scalar_like(rw, like, v); }
+static o2m_value *add_k(o2m_rewriter *rw, o2m_value *x, double v) { return xk_op2(rw, "Add", x, k(rw, x, v)); }
+static o2m_value *mul_k(o2m_rewriter *rw, o2m_value *x, double v) { return xk_op2(rw, "Mul", x, k(rw, x, v)); }
+static o2m_value *cmp_k(o2m_rewriter *rw, const char *op, o2m_value *x, double v) {
+  return xk_op2(rw, op, x, k(rw, x, v));
+}
+
+/* log(1 + u), accurate for small u: the rounding of 1 + u is divided out. */
+static o2m_value *log1p_of(o2m_rewriter *rw, o2m_value *u) {
+  o2m_value *w = add_k(rw, u, 1.0);
+  o2m_value *y = xk_op2(rw, "Mul", xk_op1(rw, "Log", w), xk_op2(rw, "Div", u, add_k(rw, w, -1.0)));
+  return xk_where(rw, cmp_k(rw, "Equal", w, 1.0), u, y);
+}
+
+/* |x| > 2^(p/2) (p significand bits): there 1 / x^2 is below the
+ * precision and asinh(|x|) and acosh(x) are log(2|x|); NULL cond (and
+ * nothing built) for dtypes without a known precision. */
+static o2m_value *huge_branch(o2m_rewriter *rw, o2m_value *ax, o2m_value *small) {
+  int p = ax ? o2m_significand_bits(xk_elem(ax)) : 0;
+  if (!p) return small;
+  o2m_value *big = add_k(rw, xk_op1(rw, "Log", ax), M_LN2);
+  return xk_where(rw, cmp_k(rw, "Greater", ax, ldexp(1.0, p / 2)), big, small);
+}
+
+/* ---- the unary ops -------------------------------------------------------------- */
+
+typedef o2m_value *(*unary_fn)(o2m_rewriter *rw, o2m_value *x);
+
+static o2m_value *tan_of(o2m_rewriter *rw, o2m_value *x) {
+  return xk_op2(rw, "Div", xk_op1(rw, "Sin", x), xk_op1(rw, "Cos", x));
+}
+
+/* exp(x) + sign exp(-x), halved */
+static o2m_value *exp_pair(o2m_rewriter *rw, o2m_value *x, const char *op) {
+  o2m_value *e = xk_op2(rw, op, xk_op1(rw, "Exp", x), xk_op1(rw, "Exp", xk_op1(rw, "Neg", x)));
+  return mul_k(rw, e, 0.5);
+}
+
+/* x (1 + x^2/6 (1 + x^2/20 (1 + x^2/42))): below 1/2 the first omitted
+ * term is under 2^-24 of the sum, where exp(x) - exp(-x) cancels. */
+static o2m_value *sinh_of(o2m_rewriter *rw, o2m_value *x) {
+  o2m_value *x2 = xk_op2(rw, "Mul", x, x);
+  o2m_value *s = add_k(rw, mul_k(rw, x2, 1.0 / 42.0), 1.0);
+  s = add_k(rw, xk_op2(rw, "Mul", mul_k(rw, x2, 1.0 / 20.0), s), 1.0);
+  s = add_k(rw, xk_op2(rw, "Mul", mul_k(rw, x2, 1.0 / 6.0), s), 1.0);
+  o2m_value *small = cmp_k(rw, "Less", xk_op1(rw, "Abs", x), 0.5);
+  return xk_where(rw, small, xk_op2(rw, "Mul", x, s), exp_pair(rw, x, "Sub"));
+}
+
+static o2m_value *cosh_of(o2m_rewriter *rw, o2m_value *x) { return exp_pair(rw, x, "Add"); }
+
+static o2m_value *asinh_of(o2m_rewriter *rw, o2m_value *x) {
+  o2m_value *ax = xk_op1(rw, "Abs", x), *x2 = xk_op2(rw, "Mul", x, x);
+  o2m_value *root = xk_op1(rw, "Sqrt", add_k(rw, x2, 1.0));
+  o2m_value *u = xk_op2(rw, "Add", ax, xk_op2(rw, "Div", x2, add_k(rw, root, 1.0)));
+  return xk_op2(rw, "Mul", xk_op1(rw, "Sign", x), huge_branch(rw, ax, log1p_of(rw, u)));
+}
+
+static o2m_value *acosh_of(o2m_rewriter *rw, o2m_value *x) {
+  o2m_value *below = add_k(rw, x, -1.0);
+  o2m_value *root = xk_op1(rw, "Sqrt", xk_op2(rw, "Mul", below, add_k(rw, x, 1.0)));
+  return huge_branch(rw, x, log1p_of(rw, xk_op2(rw, "Add", below, root)));
+}
+
+static o2m_value *atanh_of(o2m_rewriter *rw, o2m_value *x) {
+  o2m_value *d = xk_op2(rw, "Sub", log1p_of(rw, x), log1p_of(rw, xk_op1(rw, "Neg", x)));
+  return mul_k(rw, d, 0.5);
+}
+
+/* NaN and infinities fall through: their fraction is NaN, no comparison
+ * holds and floor(x) is kept. */
+static o2m_value *round_of(o2m_rewriter *rw, o2m_value *x) {
+  o2m_value *f = xk_op1(rw, "Floor", x), *frac = xk_op2(rw, "Sub", x, f);
+  o2m_value *half_of_f = xk_op1(rw, "Floor", mul_k(rw, f, 0.5));
+  o2m_value *odd = cmp_k(rw, "Equal", xk_op2(rw, "Sub", f, mul_k(rw, half_of_f, 2.0)), 1.0);
+  o2m_value *tie_up = xk_op2(rw, "And", cmp_k(rw, "Equal", frac, 0.5), odd);
+  o2m_value *up = xk_op2(rw, "Or", cmp_k(rw, "Greater", frac, 0.5), tie_up);
+  return xk_where(rw, up, add_k(rw, f, 1.0), f);
+}
+
+static const struct {
+  const char *op_type;
+  unary_fn build;
+} unary_ops[] = {
+    {"Tan", tan_of},     {"Sinh", sinh_of},   {"Cosh", cosh_of}, {"Asinh", asinh_of},
+    {"Acosh", acosh_of}, {"Atanh", atanh_of}, {"Round", round_of},
+};
+
+o2m_status o2m_decompose_unary_math(o2m_rewriter *rw) {
+  o2m_value *x = o2m_rw_in(rw, 0);
+  o2m_dtype t = xk_elem(x);
+  if (!o2m_dtype_is_float(t)) return o2m_rw_unsupported(rw, "the input is not of a float type");
+  for (size_t i = 0; i < sizeof(unary_ops) / sizeof(unary_ops[0]); i++)
+    if (strcmp(unary_ops[i].op_type, rw->node->op_type) == 0)
+      return xk_bind(rw, 0, xk_cast(rw, unary_ops[i].build(rw, xk_cast(rw, x, o2m_math_dtype(t))), t));
+  return o2m_rw_unsupported(rw, "no decomposition of this op");
+}
+
+/* ---- Mod ----------------------------------------------------------------------------- */
+
+static int is_unsigned(o2m_dtype t) {
+  return t == O2M_DT_UINT8 || t == O2M_DT_UINT16 || t == O2M_DT_UINT32 || t == O2M_DT_UINT64;
+}
+
+/* Integers: a - (a / d) d with d = b, or 1 where b is 0 or -1 (the
+ * remainder is then 0, and INT_MIN / -1 is never computed); Div
+ * truncates, so the remainder has a's sign, moved to b's when asked. */
+static o2m_value *int_mod(o2m_rewriter *rw, o2m_value *a, o2m_value *b, int to_divisor_sign) {
+  int is_signed = !is_unsigned(xk_elem(b));
+  o2m_value *trivial = cmp_k(rw, "Equal", b, 0.0);
+  if (is_signed) trivial = xk_op2(rw, "Or", trivial, cmp_k(rw, "Equal", b, -1.0));
+  o2m_value *d = xk_where(rw, trivial, k(rw, b, 1.0), b);
+  o2m_value *r = xk_op2(rw, "Sub", a, xk_op2(rw, "Mul", xk_op2(rw, "Div", a, d), d));
+  if (!is_signed || !to_divisor_sign) return r;
+  o2m_value *differ = xk_op2(rw, "Xor", cmp_k(rw, "Less", r, 0.0), cmp_k(rw, "Less", b, 0.0));
+  o2m_value *fix = xk_op2(rw, "And", xk_op1(rw, "Not", cmp_k(rw, "Equal", r, 0.0)), differ);
+  return xk_where(rw, fix, xk_op2(rw, "Add", r, b), r);
+}
+
+/* Veltkamp's split of v into hi + lo, each of at most half the
+ * significand's bits, so that products of halves are exact. */
+static void split(o2m_rewriter *rw, o2m_value *v, double factor, o2m_value **hi, o2m_value **lo) {
+  o2m_value *c = mul_k(rw, v, factor);
+  *hi = xk_op2(rw, "Sub", c, xk_op2(rw, "Sub", c, v));
+  *lo = xk_op2(rw, "Sub", v, *hi);
+}
+
+/* a - t b with t = trunc(a / b), the product taken exactly in split
+ * halves (Dekker; b = bh + bl); a itself where t is 0 (b may be inf). */
+static o2m_value *reduce(o2m_rewriter *rw, o2m_value *a, o2m_value *bh, o2m_value *bl, o2m_value *b,
+                         double factor) {
+  o2m_value *q = xk_op2(rw, "Div", a, b);
+  o2m_value *t = xk_where(rw, cmp_k(rw, "Less", q, 0.0), xk_op1(rw, "Ceil", q), xk_op1(rw, "Floor", q));
+  o2m_value *th, *tl;
+  split(rw, t, factor, &th, &tl);
+  o2m_value *r = xk_op2(rw, "Sub", a, xk_op2(rw, "Mul", th, bh));
+  r = xk_op2(rw, "Sub", r, xk_op2(rw, "Mul", th, bl));
+  r = xk_op2(rw, "Sub", r, xk_op2(rw, "Mul", tl, bh));
+  r = xk_op2(rw, "Sub", r, xk_op2(rw, "Mul", tl, bl));
+  return xk_where(rw, cmp_k(rw, "Equal", t, 0.0), a, r);
+}
+
+/* C's fmod: a reduced twice (the second time removes the few b that a
+ * rounded quotient leaves), then moved back into (-|b|, |b|) with a's
+ * sign where a / b rounded across an integer. */
+static o2m_value *float_fmod(o2m_rewriter *rw, o2m_value *a, o2m_value *b) {
+  double factor = ldexp(1.0, (o2m_significand_bits(xk_elem(a)) + 1) / 2) + 1.0;
+  o2m_value *bh, *bl;
+  split(rw, b, factor, &bh, &bl);
+  o2m_value *r = reduce(rw, reduce(rw, a, bh, bl, b, factor), bh, bl, b, factor);
+  o2m_value *ab = xk_op1(rw, "Abs", b), *step = xk_op2(rw, "Mul", xk_op1(rw, "Sign", a), ab);
+  r = xk_where(rw, cmp_k(rw, "Less", xk_op2(rw, "Mul", r, a), 0.0), xk_op2(rw, "Add", r, step), r);
+  o2m_value *past = xk_op2(rw, "GreaterOrEqual", xk_op1(rw, "Abs", r), ab);
+  return xk_where(rw, past, xk_op2(rw, "Sub", r, step), r);
+}
+
+o2m_status o2m_decompose_mod(o2m_rewriter *rw) {
+  o2m_value *a = o2m_rw_in(rw, 0), *b = o2m_rw_in(rw, 1);
+  o2m_dtype t = xk_elem(a);
+  int fmod_mode = o2m_rw_attr_i(rw, "fmod", 0) != 0;
+  if (!t || t == O2M_DT_BOOL || t == O2M_DT_STRING || xk_elem(b) != t)
+    return o2m_rw_unsupported(rw, "operands not of one numeric type");
+  if (!o2m_dtype_is_float(t)) return xk_bind(rw, 0, int_mod(rw, a, b, !fmod_mode));
+  o2m_dtype work = o2m_math_dtype(t);
+  o2m_value *r = float_fmod(rw, xk_cast(rw, a, work), xk_cast(rw, b, work));
+  if (!fmod_mode) r = xk_where(rw, xk_op2(rw, "Equal", r, r), r, k(rw, r, 0.0));
+  return xk_bind(rw, 0, xk_cast(rw, r, t));
+}
