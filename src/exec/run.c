@@ -5,6 +5,7 @@
  */
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/core.h"
@@ -215,6 +216,12 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   return O2M_OK;
 }
 
+static MlirWalkResult count_tosa_ops(MlirOperation op, void *user) {
+  MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
+  if (name.length > 5 && memcmp(name.data, "tosa.", 5) == 0) ++*(int *)user;
+  return MlirWalkResultAdvance;
+}
+
 o2m_status o2m_run_mlir_file(const char *path, const char *entry, const o2m_run_options *options,
                              int n_inputs, const o2m_tensor *const *inputs, int *n_outputs,
                              o2m_tensor ***outputs, o2m_arena *arena, o2m_run_phase *failed, o2m_diag *diag) {
@@ -233,9 +240,9 @@ o2m_status o2m_run_mlir_file(const char *path, const char *entry, const o2m_run_
     s = o2m_fail(diag, O2M_ERR_PARSE, "%s: not a valid MLIR file: %s", path,
                  errors.text[0] ? errors.text : "cannot read it");
   /* a TOSA module (import --to tosa) is lowered to Linalg first */
-  if (!s && !mlirAttributeIsNull(mlirOperationGetAttributeByName(mlirModuleGetOperation(module),
-                                                                 mlirStringRefCreateFromCString("tosa.target_env"))))
-    if ((s = o2m_tosa_to_linalg(module, diag))) mlirModuleDestroy(module);
+  int tosa_ops = 0;
+  if (!s) mlirOperationWalk(mlirModuleGetOperation(module), count_tosa_ops, &tosa_ops, MlirWalkPreOrder);
+  if (!s && tosa_ops && (s = o2m_tosa_to_linalg(module, diag))) mlirModuleDestroy(module);
   if (!s)
     s = compile_and_call(&r, module, entry ? entry : entry_name, n_inputs, inputs, n_outputs, outputs, -1, arena,
                          diag);

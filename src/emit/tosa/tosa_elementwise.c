@@ -271,9 +271,11 @@ o2m_status tw_lower_clip(lw_ctx *cx) {
 
 o2m_status tw_lower_cast(lw_ctx *cx) {
   o2m_dtype from = lw_in_type(cx, 0)->elem, to = lw_out_type(cx, 0)->elem;
-  o2m_status s = tw_check_dtype(cx, from, 0);
-  if (!s) s = tw_check_dtype(cx, to, 0);
+  o2m_status s = tw_check_dtype(cx, from, 1);
+  if (!s) s = tw_check_dtype(cx, to, 1);
   if (s) return s;
+  if (from == O2M_DT_UINT64 && to != O2M_DT_INT64 && to != O2M_DT_UINT64)
+    return lw_unsupported(cx, "a uint64 source (TOSA has no 64-bit unsigned integers)");
   return lw_set_out(cx, 0, tw_cast(cx, lw_in(cx, 0), from, to));
 }
 

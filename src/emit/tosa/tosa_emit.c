@@ -85,6 +85,12 @@ static MlirWalkResult note_extensions(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
+static int uses_extensions(MlirModule module) {
+  int bits = 0;
+  mlirOperationWalk(mlirModuleGetOperation(module), note_extensions, &bits, MlirWalkPreOrder);
+  return bits != 0;
+}
+
 /* Attaches the target (tosa.target_env) and validates the module for it. */
 static o2m_status attach_and_validate(o2m_model *model, MlirModule module, const char *spec,
                                       o2m_diag *diag) {
@@ -105,6 +111,7 @@ static o2m_status attach_and_validate(o2m_model *model, MlirModule module, const
   if (!s) return O2M_OK;
   char why[sizeof(diag->message)];
   snprintf(why, sizeof(why), "%s", diag->message);
+  diag->status = O2M_OK; /* the pass's message, restated with the model and spec */
   return o2m_fail(diag, s, "%s: the module is not valid TOSA %s: %s", model->path,
                   is_1_0 ? "1.0" : "1.1.draft", why);
 }
@@ -154,6 +161,13 @@ o2m_status o2m_emit_tosa(o2m_model *model, const o2m_import_options *options, FI
   MlirModule module;
   o2m_status s = build(model, mc, options ? options->tosa_spec : NULL, 0, NULL, NULL, &module, diag);
   if (!s) {
+    /* MLIR 22 prints a target without extensions as `extensions = []`,
+     * which its own parser refuses: such a module (valid for every
+     * target of its profiles) is written without tosa.target_env */
+    MlirOperation op = mlirModuleGetOperation(module);
+    MlirAttribute env = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("tosa.target_env"));
+    if (!mlirAttributeIsNull(env) && !uses_extensions(module))
+      mlirOperationRemoveAttributeByName(op, mlirStringRefCreateFromCString("tosa.target_env"));
     lw_print_module(module, options && options->bytecode, out);
     mlirModuleDestroy(module);
   }

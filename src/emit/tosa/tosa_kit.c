@@ -257,18 +257,83 @@ MlirValue tw_clamp(lw_ctx *cx, MlirValue x, double lo, double hi) {
   return lw_op1(cx, "tosa.clamp", 1, &x, mlirValueGetType(x), attrs);
 }
 
-MlirValue tw_cast(lw_ctx *cx, MlirValue x, o2m_dtype from, o2m_dtype to) {
+/* One tosa.cast to dtype `to` (a pair TOSA has). */
+static MlirValue cast_op(lw_ctx *cx, MlirValue x, o2m_dtype to) {
   if (mlirValueIsNull(x)) return x;
   MlirType elem = lw_elem_type(cx, to);
-  if (mlirTypeIsNull(elem)) return (MlirValue){NULL};
   if (mlirTypeEqual(tw_elem(x), elem)) return x;
+  return lw_op1(cx, "tosa.cast", 1, &x, tw_with_elem(cx, x, elem), NULL);
+}
+
+/* x != 0 as i1. */
+static MlirValue nonzero(lw_ctx *cx, MlirValue x) {
+  if (mlirValueIsNull(x)) return x;
+  MlirValue zero = tw_splat(cx, tw_elem(x), tw_rank(x), 0);
+  return tw_unary(cx, "tosa.logical_not", tw_compare(cx, "tosa.equal", x, zero));
+}
+
+/* x & mask (x's own type). */
+static MlirValue mask_bits(lw_ctx *cx, MlirValue x, double mask) {
+  if (mlirValueIsNull(x)) return x;
+  return tw_binary(cx, "tosa.bitwise_and", x, tw_splat(cx, tw_elem(x), tw_rank(x), mask));
+}
+
+/* int64 to float: TOSA casts no int64 to float, so the value is split
+ * into parts that fit i32 (bits 32.., 16..31, 0..15), each cast and
+ * scaled; within an ulp or so of the rounded value. */
+static MlirValue int64_to_float(lw_ctx *cx, MlirValue x, o2m_dtype to) {
+  MlirType i64 = tw_elem(x);
+  int rank = tw_rank(x);
+  MlirValue hi = tw_elementwise(cx, "tosa.arithmetic_right_shift", 2,
+                                (MlirValue[]){x, tw_splat(cx, i64, rank, 32)}, (MlirType){NULL}, "round = false");
+  MlirValue mid = mask_bits(cx, tw_elementwise(cx, "tosa.logical_right_shift", 2,
+                                               (MlirValue[]){x, tw_splat(cx, i64, rank, 16)}, (MlirType){NULL}, NULL),
+                            0xffff);
+  MlirValue lo = mask_bits(cx, x, 0xffff);
+  MlirValue parts[3] = {hi, mid, lo};
+  double scale[3] = {4294967296.0, 65536.0, 1.0};
+  MlirValue sum = (MlirValue){NULL};
+  for (int i = 0; i < 3; i++) {
+    MlirValue f = cast_op(cx, cast_op(cx, parts[i], O2M_DT_INT32), to);
+    if (mlirValueIsNull(f)) return f;
+    if (scale[i] != 1.0) f = tw_mul(cx, f, tw_splat(cx, tw_elem(f), rank, scale[i]));
+    sum = i ? tw_binary(cx, "tosa.add", sum, f) : f;
+  }
+  return sum;
+}
+
+static int is_narrow_unsigned(o2m_dtype d) { return d == O2M_DT_UINT8 || d == O2M_DT_UINT16; }
+
+MlirValue tw_cast(lw_ctx *cx, MlirValue x, o2m_dtype from, o2m_dtype to) {
+  if (mlirValueIsNull(x) || mlirTypeIsNull(lw_elem_type(cx, to))) return (MlirValue){NULL};
+  if (mlirTypeEqual(tw_elem(x), lw_elem_type(cx, to))) return x; /* same bits */
+  /* unsigned sources: zero-extended into a wider signed type */
+  if (is_narrow_unsigned(from)) {
+    x = mask_bits(cx, cast_op(cx, x, O2M_DT_INT32), from == O2M_DT_UINT8 ? 0xff : 0xffff);
+    from = O2M_DT_INT32;
+  } else if (from == O2M_DT_UINT32) {
+    x = mask_bits(cx, cast_op(cx, x, O2M_DT_INT64), 4294967295.0);
+    from = O2M_DT_INT64;
+  } else if (from == O2M_DT_UINT64) {
+    from = O2M_DT_INT64; /* read as int64: exact below 2^63 */
+  }
+  if (mlirTypeEqual(tw_elem(x), lw_elem_type(cx, to))) return x;
+  /* unsigned targets: computed in a wider signed type, then its low bits */
+  if (is_narrow_unsigned(to) || to == O2M_DT_UINT32)
+    return cast_op(cx, tw_cast(cx, x, from, to == O2M_DT_UINT32 ? O2M_DT_INT64 : O2M_DT_INT32), to);
+  if (to == O2M_DT_UINT64) to = O2M_DT_INT64;
+  if (to == O2M_DT_BOOL && (lw_dtype_is_float(from) || from == O2M_DT_INT64)) return nonzero(cx, x);
+  if (from == O2M_DT_BOOL && lw_dtype_is_float(to)) return cast_op(cx, cast_op(cx, x, O2M_DT_INT32), to);
+  if (from == O2M_DT_INT64 && lw_dtype_is_float(to)) return int64_to_float(cx, x, to);
   if (lw_dtype_is_float(from) && !lw_dtype_is_float(to) && to != O2M_DT_BOOL) {
     /* ONNX truncates toward zero; TOSA's cast rounds to nearest */
     MlirValue zero = tw_splat(cx, tw_elem(x), tw_rank(x), 0);
     MlirValue negative = tw_compare(cx, "tosa.greater", zero, x);
     x = tw_select(cx, negative, tw_unary(cx, "tosa.ceil", x), tw_unary(cx, "tosa.floor", x));
+    /* TOSA casts no float to int64: through int32 (saturating there) */
+    if (to == O2M_DT_INT64) return cast_op(cx, cast_op(cx, x, O2M_DT_INT32), to);
   }
-  return lw_op1(cx, "tosa.cast", 1, &x, tw_with_elem(cx, x, elem), NULL);
+  return cast_op(cx, x, to);
 }
 
 MlirValue tw_reduce(lw_ctx *cx, const char *op, MlirValue x, int axis) {

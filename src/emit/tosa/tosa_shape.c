@@ -197,9 +197,23 @@ static MlirValue pad(lw_ctx *cx, MlirValue v, const int64_t *pads, MlirValue pad
   return lw_op1(cx, "tosa.pad", 3, ops, tw_tensor(cx, tw_elem(v), rank, sizes), NULL);
 }
 
-/* An index tensor as i32 (ONNX indices are int64 or int32). */
+/* An index tensor as i32 (ONNX indices are int64 or int32): known
+ * indices become an i32 constant at import, so no int64 tensor is left. */
 static MlirValue index_i32(lw_ctx *cx, int i) {
-  return tw_cast(cx, lw_in(cx, i), lw_in_type(cx, i)->elem, O2M_DT_INT32);
+  const o2m_tensor *t = lw_in_known(cx, i);
+  int64_t *v;
+  int64_t n = lw_in_known_ints(cx, i, &v);
+  int32_t *data = t && n == t->count && n > 0 ? o2m_arena_array(&cx->scratch, (size_t)n, sizeof(int32_t)) : NULL;
+  o2m_tensor *c = data ? o2m_arena_alloc(&cx->scratch, sizeof(o2m_tensor)) : NULL;
+  for (int64_t k = 0; c && k < n; k++) {
+    if (v[k] < INT32_MIN || v[k] > INT32_MAX) c = NULL;
+    else data[k] = (int32_t)v[k];
+  }
+  if (!c) return tw_cast(cx, lw_in(cx, i), lw_in_type(cx, i)->elem, O2M_DT_INT32);
+  *c = *t;
+  c->name = NULL, c->dtype = O2M_DT_INT32, c->data = (const uint8_t *)data;
+  c->nbytes = (size_t)n * sizeof(int32_t), c->external = NULL;
+  return lw_const_tensor(cx, c);
 }
 
 /* idx + dim where idx < 0 (dims: a tensor broadcasting against idx). */

@@ -39,7 +39,7 @@ show("BCAST g:", u > v)
 # An NCHW convolution with constant weights and pads, then Relu and a
 # MaxPool (ceil mode): NHWC transposes around conv2d, weights laid out
 # OHWI at import.
-w = np.arange(2 * 1 * 3 * 3, dtype=np.float32).reshape(2, 1, 3, 3) / 10 - 0.8
+w = np.arange(2 * 1 * 3 * 3, dtype=np.float32).reshape(2, 1, 3, 3) / 8 - 1
 bias = np.array([0.5, -0.25], np.float32)
 model("tosa_conv", [h.make_node("Conv", ["x", "w", "bias"], ["c"], pads=[1, 1, 1, 1]),
                     h.make_node("Relu", ["c"], ["r"]),
