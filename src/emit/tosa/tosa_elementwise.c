@@ -243,6 +243,28 @@ o2m_status tw_lower_prelu(lw_ctx *cx) {
   return lw_set_out(cx, 0, tw_select(cx, negative, tw_mul(cx, x, lw_in(cx, 1)), x));
 }
 
+/* BitShift on unsigned integers: TOSA's logical shifts act on the same
+ * bits. A shift by the width or more gives 0, as ONNX's reference
+ * (numpy) does; TOSA leaves it undefined, so it is selected away. */
+o2m_status tw_lower_bitshift(lw_ctx *cx) {
+  o2m_dtype d = lw_in_type(cx, 0)->elem;
+  if (!lw_dtype_is_unsigned(d) || d == O2M_DT_BOOL) return lw_unsupported(cx, "BitShift of %s", o2m_dtype_name(d));
+  const char *dir = lw_attr_string(cx, "direction", "");
+  int left = strcmp(dir, "LEFT") == 0;
+  if (!left && strcmp(dir, "RIGHT") != 0) return lw_error(cx, "direction '%s'", dir);
+  MlirValue x = lw_in(cx, 0), n = lw_in(cx, 1);
+  if (mlirValueIsNull(x) || mlirValueIsNull(n)) return lw_error(cx, "an input is missing");
+  MlirValue shifted = tw_binary(cx, left ? "tosa.logical_left_shift" : "tosa.logical_right_shift", x, n);
+  /* n >= width (a power of two, 2^k) exactly when n >> k is not 0 */
+  int k = 0;
+  while ((1 << k) < o2m_dtype_bits(d)) k++;
+  MlirValue high = tw_binary(cx, "tosa.logical_right_shift", n, tw_splat(cx, tw_elem(n), tw_rank(n), k));
+  high = tw_cast(cx, high, signed_of(d), widened(signed_of(d))); /* small, non-negative */
+  MlirValue too_far = tw_unary(cx, "tosa.logical_not",
+                               tw_compare(cx, "tosa.equal", high, tw_splat(cx, tw_elem(high), tw_rank(high), 0)));
+  return lw_set_out(cx, 0, tw_select(cx, too_far, tw_splat(cx, tw_elem(x), tw_rank(x), 0), shifted));
+}
+
 o2m_status tw_lower_where(lw_ctx *cx) {
   o2m_status s = tw_check_dtype(cx, lw_in_type(cx, 1)->elem, 1);
   return s ? s : lw_set_out(cx, 0, tw_select(cx, lw_in(cx, 0), lw_in(cx, 1), lw_in(cx, 2)));

@@ -391,18 +391,18 @@ o2m_status tw_lower_hardmax(lw_ctx *cx) {
   return lw_set_out(cx, 0, tw_select(cx, hit, splat_like(cx, x, 1), splat_like(cx, x, 0)));
 }
 
-/* ---- CumSum ------------------------------------------------------------------------- */
+/* ---- CumSum, CumProd ------------------------------------------------------------------------- */
 
-/* x moved `by` places along axis, the first `by` filled with zeros. */
-static MlirValue shifted_in(lw_ctx *cx, MlirValue x, int axis, int64_t by) {
+/* x moved `by` places along axis, the first `by` filled with `fill`. */
+static MlirValue shifted_in(lw_ctx *cx, MlirValue x, int axis, int64_t by, double fill) {
   int64_t sizes[TW_MAX_RANK];
   int rank = sizes_with(x, axis, by, sizes);
-  MlirValue zeros = filled(cx, tw_tensor(cx, tw_elem(x), rank, sizes), 0);
+  MlirValue zeros = filled(cx, tw_tensor(cx, tw_elem(x), rank, sizes), fill);
   return concat_axis(cx, zeros, slice_axis(cx, x, axis, 0, tw_size(x, axis) - by), axis);
 }
 
-/* A log-step scan: after step s, element i holds the sum of the 2^s
- * elements ending at i. */
+/* A log-step scan: after step s, element i holds the sum (CumProd: the
+ * product) of the 2^s elements ending at i. */
 o2m_status tw_lower_cumsum(lw_ctx *cx) {
   o2m_status s = check_input(cx, F | I, 1);
   if (s) return s;
@@ -418,9 +418,13 @@ o2m_status tw_lower_cumsum(lw_ctx *cx) {
   o2m_dtype in_dt = lw_in_type(cx, 0)->elem, dt = compute_dtype(in_dt, 1);
   x = tw_cast(cx, x, in_dt, dt);
   if (reverse) x = reverse_axis(cx, x, (int)axis);
-  if (exclusive) x = shifted_in(cx, x, (int)axis, 1);
-  for (int64_t by = 1; by < n && !mlirValueIsNull(x); by *= 2)
-    x = tw_binary(cx, "tosa.add", x, shifted_in(cx, x, (int)axis, by));
+  int product = strcmp(cx->node->op_type, "CumProd") == 0;
+  double identity = product ? 1 : 0;
+  if (exclusive) x = shifted_in(cx, x, (int)axis, 1, identity);
+  for (int64_t by = 1; by < n && !mlirValueIsNull(x); by *= 2) {
+    MlirValue shifted = shifted_in(cx, x, (int)axis, by, identity);
+    x = product ? tw_mul(cx, x, shifted) : tw_binary(cx, "tosa.add", x, shifted);
+  }
   if (reverse) x = reverse_axis(cx, x, (int)axis);
   x = tw_cast(cx, x, dt, in_dt);
   if (mlirValueIsNull(x)) return lw_error(cx, "internal: the scan could not be built");
