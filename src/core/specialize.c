@@ -90,7 +90,7 @@ static const struct {
     {"DFT", 0x6u},              {"STFT", 0xau},             {"HannWindow", 1u},
     {"HammingWindow", 1u},      {"BlackmanWindow", 1u},     {"MelWeightMatrix", 0x7u},
     {"Dropout", 0x6u},          {"SequenceAt", 1u << 1},    {"SequenceInsert", 1u << 2},
-    {"SequenceErase", 1u << 1}, {"SplitToSequence", 1u << 1},
+    {"SequenceErase", 1u << 1}, {"SplitToSequence", 1u << 1}, {"Loop", 0x3u},
 };
 
 static int op_matches(const char *pattern, const char *op) {

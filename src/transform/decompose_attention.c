@@ -170,9 +170,11 @@ o2m_status o2m_decompose_attention(o2m_rewriter *rw) {
   o2m_attr axis_last = o2m_rw_attr_int("axis", -1);
   o2m_value *sm_in = xk_cast(rw, biased, p);
   o2m_value *probs = sm_in ? o2m_rw_op(rw, "Softmax", 1, &sm_in, &axis_last, 1) : NULL;
-  if (bias) { /* rows with no allowed key give 0, not NaN */
-    o2m_value *row_max = xk_reduce(rw, "ReduceMax", bias, last, 1, 1);
-    probs = xk_where(rw, xk_op2(rw, "Equal", row_max, xk_scalar(rw, c, -INFINITY)), xk_scalar(rw, p, 0.0), probs);
+  if (bias) { /* rows with no allowed key (bias -inf throughout) give 0, not NaN; counted
+               * as a max of 0/1 flags, which needs no -inf identity of ReduceMax */
+    o2m_value *allowed = xk_cast(rw, xk_op2(rw, "Greater", bias, xk_scalar(rw, c, -INFINITY)), c);
+    o2m_value *any = xk_reduce(rw, "ReduceMax", allowed, last, 1, 1);
+    probs = xk_where(rw, xk_op2(rw, "Equal", any, xk_scalar(rw, c, 0.0)), xk_scalar(rw, p, 0.0), probs);
   }
   o2m_value *y4 = xk_cast(rw, xk_op2(rw, "MatMul", probs, xk_cast(rw, repeat_heads(rw, v4, &h), p)), t);
   o2m_status s = xk_bind(rw, 0, rank == 3 ? merge_heads(rw, y4) : y4);
@@ -186,83 +188,16 @@ o2m_status o2m_decompose_attention(o2m_rewriter *rw) {
 /* ---- ai.onnx.preview FlexAttention (1) ------------------------------------ */
 
 /* Non-zero when the modifier graph g can be inlined: one input (besides
- * initializers), one output, only default-domain nodes without subgraphs
- * (the pass has already rewritten g's nodes to the core form). */
+ * initializers) and one output (xk_inlinable). */
 static int mod_inlinable(const o2m_graph *g) {
   int inputs = 0;
   for (int i = 0; i < g->n_inputs; i++) inputs += g->input_values[i]->kind == O2M_VALUE_INPUT;
-  if (inputs != 1 || g->n_outputs != 1 || g->n_sparse_inits) return 0;
-  for (int i = 0; i < g->n_nodes; i++) {
-    const o2m_node *n = g->nodes[i];
-    if (n->domain[0] || n->n_captures) return 0;
-    for (int a = 0; a < n->n_attrs; a++)
-      if (n->attrs[a].type == O2M_ATTR_GRAPH || n->attrs[a].type == O2M_ATTR_GRAPHS) return 0;
-  }
-  return 1;
+  return inputs == 1 && g->n_outputs == 1 && xk_inlinable(g);
 }
 
-typedef struct value_map {
-  int n, cap;
-  const o2m_value **from;
-  o2m_value **to;
-} value_map;
-
-/* The new value for the modifier graph's value v: its input is `arg`,
- * enclosing values are themselves, initializers become Constants. */
-static o2m_value *mapped(o2m_rewriter *rw, value_map *m, const o2m_value *v, o2m_value *arg) {
-  for (int i = 0; i < m->n; i++)
-    if (m->from[i] == v) return m->to[i];
-  switch (v->kind) {
-  case O2M_VALUE_INPUT: return arg;
-  case O2M_VALUE_OUTER: {
-    o2m_value *o = v->outer;
-    while (o && o->kind == O2M_VALUE_OUTER && o->graph != rw->graph) o = o->outer;
-    return o;
-  }
-  case O2M_VALUE_INITIALIZER: {
-    o2m_value *c = v->init ? o2m_rw_const_tensor(rw, v->init) : NULL;
-    if (c && m->n < m->cap) {
-      m->from[m->n] = v;
-      m->to[m->n++] = c;
-    }
-    return c;
-  }
-  default: return NULL; /* a node output not made yet: not in order */
-  }
-}
-
-/* g's nodes copied into the graph being rewritten with g's input bound to
- * arg; g's output, or NULL after filling the diag. */
 static o2m_value *inline_mod(o2m_rewriter *rw, const o2m_graph *g, o2m_value *arg) {
-  if (!arg) return NULL;
-  value_map m = {0};
-  m.cap = g->n_inputs + g->n_inits + 1;
-  for (int i = 0; i < g->n_nodes; i++) m.cap += g->nodes[i]->n_outputs;
-  m.from = calloc((size_t)m.cap, sizeof *m.from);
-  m.to = calloc((size_t)m.cap, sizeof *m.to);
   o2m_value *out = NULL;
-  int ok = m.from && m.to;
-  if (!ok) o2m_rw_error(rw, "out of memory");
-  for (int i = 0; ok && i < g->n_nodes; i++) {
-    const o2m_node *n = g->nodes[i];
-    o2m_value *in[n->n_inputs + 1];
-    for (int k = 0; ok && k < n->n_inputs; k++) {
-      in[k] = n->inputs[k] ? mapped(rw, &m, n->inputs[k], arg) : NULL;
-      if (n->inputs[k] && !in[k]) ok = 0;
-    }
-    o2m_value **made = ok ? o2m_rw_node(rw, n->op_type, n->n_inputs, in, n->n_outputs, n->attrs, n->n_attrs) : NULL;
-    for (int k = 0; made && k < n->n_outputs && m.n < m.cap; k++)
-      if (n->outputs[k]) {
-        m.from[m.n] = n->outputs[k];
-        m.to[m.n++] = made[k];
-      }
-    if (!made) ok = 0;
-  }
-  if (ok) out = mapped(rw, &m, g->output_values[0], arg);
-  if (ok && !out) o2m_rw_error(rw, "a modifier graph's output is not made by its nodes");
-  free(m.from);
-  free(m.to);
-  return out;
+  return arg && xk_inline(rw, g, 1, &arg, &out) == O2M_OK ? out : NULL;
 }
 
 /* Q [B, Hq, L, E], K [B, Hkv, S, E], V [B, Hkv, S, Ev], as ONNX's

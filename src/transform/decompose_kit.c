@@ -1,6 +1,7 @@
 /* decompose_kit.c - the builders and readers the rewrite rules share (see
  * decompose_kit.h). Everything here goes through the rewriter, so every
  * node it makes is inferred as it is made. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "transform/decompose_kit.h"
@@ -176,4 +177,82 @@ o2m_status xk_bind(o2m_rewriter *rw, int k, o2m_value *v) {
   out->shape_value_len = v->shape_value_len;
   v->producer = NULL;
   return O2M_OK;
+}
+
+/* ---- subgraphs ---------------------------------------------------------------- */
+
+int xk_inlinable(const o2m_graph *g) {
+  if (g->n_sparse_inits) return 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const o2m_node *n = g->nodes[i];
+    if (n->domain[0] || n->n_captures) return 0;
+    for (int a = 0; a < n->n_attrs; a++)
+      if (n->attrs[a].type == O2M_ATTR_GRAPH || n->attrs[a].type == O2M_ATTR_GRAPHS) return 0;
+  }
+  return 1;
+}
+
+typedef struct value_map {
+  int n, cap;
+  const o2m_value **from;
+  o2m_value **to;
+} value_map;
+
+static void map_put(value_map *m, const o2m_value *from, o2m_value *to) {
+  if (m->n < m->cap) {
+    m->from[m->n] = from;
+    m->to[m->n++] = to;
+  }
+}
+
+/* The value in the graph being rewritten for g's value v. */
+static o2m_value *mapped(o2m_rewriter *rw, value_map *m, const o2m_value *v) {
+  for (int i = 0; i < m->n; i++)
+    if (m->from[i] == v) return m->to[i];
+  if (v->kind == O2M_VALUE_OUTER) {
+    o2m_value *o = v->outer;
+    while (o && o->kind == O2M_VALUE_OUTER && o->graph != rw->graph) o = o->outer;
+    return o;
+  }
+  if (v->kind == O2M_VALUE_INITIALIZER) {
+    o2m_value *c = v->init ? o2m_rw_const_tensor(rw, v->init) : NULL;
+    if (c) map_put(m, v, c);
+    return c;
+  }
+  return NULL; /* an input not bound, or a node output not made yet */
+}
+
+o2m_status xk_inline(o2m_rewriter *rw, const o2m_graph *g, int n_args, o2m_value *const *args,
+                     o2m_value **outs) {
+  value_map m = {0};
+  m.cap = g->n_inputs + g->n_inits + 1;
+  for (int i = 0; i < g->n_nodes; i++) m.cap += g->nodes[i]->n_outputs;
+  m.from = calloc((size_t)m.cap, sizeof *m.from);
+  m.to = calloc((size_t)m.cap, sizeof *m.to);
+  o2m_status s = m.from && m.to ? O2M_OK : o2m_rw_error(rw, "out of memory");
+  for (int i = 0, a = 0; !s && i < g->n_inputs; i++) {
+    const o2m_value *in = g->input_values[i];
+    if (in->kind == O2M_VALUE_INITIALIZER) continue;
+    if (a >= n_args || !args[a]) s = o2m_rw_error(rw, "subgraph '%s': input '%s' is not given", g->name, in->name);
+    else map_put(&m, in, args[a++]);
+  }
+  for (int i = 0; !s && i < g->n_nodes; i++) {
+    const o2m_node *n = g->nodes[i];
+    o2m_value *in[n->n_inputs + 1];
+    for (int k = 0; !s && k < n->n_inputs; k++) {
+      in[k] = n->inputs[k] ? mapped(rw, &m, n->inputs[k]) : NULL;
+      if (n->inputs[k] && !in[k]) s = xk_failed(rw);
+    }
+    o2m_value **made = s ? NULL : o2m_rw_node(rw, n->op_type, n->n_inputs, in, n->n_outputs, n->attrs, n->n_attrs);
+    for (int k = 0; made && k < n->n_outputs; k++)
+      if (n->outputs[k]) map_put(&m, n->outputs[k], made[k]);
+    if (!s && !made) s = xk_failed(rw);
+  }
+  for (int i = 0; !s && i < g->n_outputs; i++) {
+    outs[i] = mapped(rw, &m, g->output_values[i]);
+    if (!outs[i]) s = o2m_rw_error(rw, "subgraph '%s': output '%s' is not made by its nodes", g->name, g->outputs[i].name);
+  }
+  free(m.from);
+  free(m.to);
+  return s;
 }

@@ -74,6 +74,19 @@ o2m_value *xk_squeeze(o2m_rewriter *rw, o2m_value *x, const int64_t *axes,
  * of a rank-`rank` tensor: reshaped to [-1, 1, ..., 1] with rank-axis-1
  * ones; returned as it is when no reshape is needed. */
 o2m_value *xk_along_axis(o2m_rewriter *rw, o2m_value *v, int axis, int rank);
+/* ---- subgraphs ---------------------------------------------------------------- */
+
+/* Non-zero when g's nodes can be copied into the graph being rewritten:
+ * default-domain nodes without subgraphs of their own, no sparse
+ * initializers. */
+int xk_inlinable(const o2m_graph *g);
+/* Copies g's nodes into the graph being rewritten, g's inputs that are not
+ * initializers bound to args[0..n_args) in order (values of enclosing
+ * graphs are themselves, initializers become Constants); outs receives
+ * g's outputs. */
+o2m_status xk_inline(o2m_rewriter *rw, const o2m_graph *g, int n_args, o2m_value *const *args,
+                     o2m_value **outs);
+
 /* ---- finishing -------------------------------------------------------------- */
 
 /* Makes v the value of the replaced node's output k (nothing when that

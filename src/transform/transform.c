@@ -38,7 +38,7 @@ typedef struct target_ops {
 static int applies(const o2m_rewrite_rule *rule, const o2m_node *n, const target_ops *t) {
   if (!rule || !rule->rewrite) return 0;
   if (!rule->decomposes) return 1;
-  return !t->keeps || !t->keeps(n->domain, n->op_type, t->user);
+  return !t->keeps || !t->keeps(n, t->user);
 }
 
 static o2m_status transform_graph(o2m_model *model, o2m_graph *g, const target_ops *t,

@@ -53,8 +53,10 @@ typedef struct o2m_rewrite_rule {
  * backend reports the ones it cannot lower). */
 o2m_status o2m_transform_to_core(o2m_model *model, o2m_diag *diag);
 
-/* Whether a target lowers an op itself (its lowering table has a row). */
-typedef int (*o2m_keeps_op_fn)(const char *domain, const char *op_type, void *user);
+/* Whether a target lowers a node itself (normally: its lowering table
+ * has a row for the op; a target may refuse some forms of an op it
+ * lowers, which its decompositions then handle). */
+typedef int (*o2m_keeps_op_fn)(const o2m_node *n, void *user);
 
 /* The same for one target (per-target legality, as torch-mlir's
  * backend-legal-ops): normalizations always apply; a decomposition

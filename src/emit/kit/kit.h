@@ -45,6 +45,9 @@ typedef struct lw_target {
   void (*load_dialects)(MlirContext mc);
   const char *const_op;              /* "arith.constant", "tosa.const" */
   const char *const_attr;            /* "value", "values" */
+  /* NULL, or whether the target lowers this node of an op in its table
+   * (0: a form it refuses, left to the transform layer's decompositions) */
+  int (*keeps)(const o2m_node *n);
 } lw_target;
 
 

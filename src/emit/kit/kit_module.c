@@ -34,6 +34,12 @@ static const o2m_graph *untaken_branch(const o2m_node *n) {
   return branch && branch->type == O2M_ATTR_GRAPH ? branch->g : NULL;
 }
 
+static int keeps_op(const o2m_node *n, void *user) {
+  const lw_target *target = user;
+  if (!target->lowering_for(n->domain, n->op_type)) return 0;
+  return !target->keeps || target->keeps(n);
+}
+
 static void collect_unsupported(const lw_target *target, const o2m_graph *g, report *r) {
   for (int i = 0; i < g->n_nodes; i++) {
     const o2m_node *n = g->nodes[i];
@@ -44,7 +50,7 @@ static void collect_unsupported(const lw_target *target, const o2m_graph *g, rep
       for (int k = 0; n->attrs[a].type == O2M_ATTR_GRAPHS && k < n->attrs[a].count; k++)
         collect_unsupported(target, n->attrs[a].graphs[k], r);
     }
-    if (!lw_node_needs_code(n) || target->lowering_for(n->domain, n->op_type)) continue;
+    if (!lw_node_needs_code(n) || keeps_op(n, (void *)target)) continue;
     if (r->count++ >= 12 || r->len >= sizeof(r->text) - 1) continue;
     const char *why = n->rewrite_failure ? strstr(n->rewrite_failure, "): ") : NULL;
     char none[64];
@@ -181,9 +187,6 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
   return O2M_OK;
 }
 
-static int keeps_op(const char *domain, const char *op_type, void *target) {
-  return ((const lw_target *)target)->lowering_for(domain, op_type) != NULL;
-}
 
 o2m_status lw_emit_module(const lw_target *target, o2m_model *model, MlirContext mc,
                           int for_jit, const o2m_io_value *inputs, o2m_io_value *outputs,

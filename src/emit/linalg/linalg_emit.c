@@ -27,7 +27,7 @@ o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc, int for_jit,
 }
 
 static const lw_target linalg_target = {"Linalg", lw_lowering_for, load_dialects,
-                                        "arith.constant", "value"};
+                                        "arith.constant", "value", NULL};
 
 o2m_status o2m_emit_linalg_module_io(o2m_model *model, MlirContext mc, int for_jit,
                                      const struct o2m_io_value *inputs, struct o2m_io_value *outputs,

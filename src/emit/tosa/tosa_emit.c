@@ -23,8 +23,14 @@ static void load_dialects(MlirContext mc) {
     mlirDialectHandleLoadDialect(handles[i], mc);
 }
 
+/* A Loop with scan outputs is left to the transform layer (unrolled when
+ * its trip count is known): tosa.while_loop cannot build them. */
+static int keeps(const o2m_node *n) {
+  return !(strcmp(n->op_type, "Loop") == 0 && n->n_outputs > n->n_inputs - 2);
+}
+
 static const lw_target tosa_target = {"TOSA", tw_lowering_for, load_dialects, "tosa.const",
-                                      "values"};
+                                      "values", keeps};
 
 /* ---- the extensions a module uses --------------------------------------------- */
 

@@ -771,3 +771,81 @@ o2m_status tw_lower_scatter_nd(lw_ctx *cx) {
   if (!mlirValueIsNull(updates)) updates = tw_reshape(cx, updates, 2, flat);
   return dense_scatter(cx, x, pos, updates, product(q, dims), c);
 }
+
+/* ---- shapes as values: Shape, Size, ConstantOfShape, Range ------------------------ */
+
+/* A constant of output 0's (static) type from int64 values (cast to the
+ * output's dtype by lw_const_tensor's raw layout). */
+static MlirValue const_int64s(lw_ctx *cx, int rank, const int64_t *sizes, const int64_t *values) {
+  int64_t n = product(rank, sizes);
+  o2m_tensor *t = o2m_arena_alloc(&cx->scratch, sizeof(o2m_tensor));
+  int64_t *dims = o2m_arena_array(&cx->scratch, (size_t)rank + 1, sizeof(int64_t));
+  int64_t *data = o2m_arena_array(&cx->scratch, (size_t)n + 1, sizeof(int64_t));
+  if (!t || !dims || !data) return (MlirValue){NULL};
+  memset(t, 0, sizeof(*t));
+  for (int k = 0; k < rank; k++) dims[k] = sizes[k];
+  memcpy(data, values, (size_t)n * sizeof(int64_t));
+  t->dtype = O2M_DT_INT64, t->rank = rank, t->dims = dims, t->count = n;
+  t->data = (const uint8_t *)data, t->nbytes = (size_t)n * sizeof(int64_t), t->origin = O2M_DATA_COMPUTED;
+  return lw_const_tensor(cx, t);
+}
+
+/* Shape (start, end) and Size of a statically shaped input: constants. */
+o2m_status tw_lower_shape_of(lw_ctx *cx) {
+  const o2m_type *x = lw_in_type(cx, 0);
+  if (x->kind != O2M_TYPE_TENSOR || x->rank < 0) return lw_unsupported(cx, "the input has no known rank");
+  int64_t dims[TW_MAX_RANK], count = 1;
+  for (int k = 0; k < x->rank && k < TW_MAX_RANK; k++) {
+    if ((dims[k] = x->dims[k].size) < 0) return lw_unsupported(cx, "dim %d is dynamic (TOSA has no shape op on tensors)", k);
+    count *= dims[k];
+  }
+  if (strcmp(cx->node->op_type, "Size") == 0) return lw_set_out(cx, 0, const_int64s(cx, 0, NULL, &count));
+  int64_t start = lw_attr_int(cx, "start", 0), end = lw_attr_int(cx, "end", x->rank);
+  if (start < 0) start += x->rank;
+  if (end < 0) end += x->rank;
+  start = start < 0 ? 0 : start > x->rank ? x->rank : start;
+  end = end < start ? start : end > x->rank ? x->rank : end;
+  int64_t n = end - start;
+  if (n == 0) return lw_unsupported(cx, "TOSA has no empty tensors (an empty shape)");
+  return lw_set_out(cx, 0, const_int64s(cx, 1, &n, dims + start));
+}
+
+/* ConstantOfShape and Range whose results have a static shape: the value
+ * broadcast (tosa.tile of the one-element value), start + arange(n) *
+ * delta. */
+o2m_status tw_lower_constant_of_shape(lw_ctx *cx) {
+  int64_t sizes[TW_MAX_RANK];
+  int rank = out_sizes(cx, 0, sizes);
+  o2m_status s = check_node(cx, 1);
+  if (s) return s;
+  if (rank < 0) return lw_unsupported(cx, "the result's shape is not known at import");
+  const o2m_attr *value = lw_attr(cx, "value");
+  o2m_dtype d = lw_out_type(cx, 0)->elem;
+  MlirValue one = value && value->type == O2M_ATTR_TENSOR && value->t ? lw_const_tensor(cx, value->t)
+                                                                       : tw_splat(cx, lw_elem_type(cx, d), 1, 0);
+  int64_t ones[TW_MAX_RANK];
+  for (int k = 0; k < rank; k++) ones[k] = 1;
+  one = tw_reshape(cx, one, rank, ones);
+  return lw_set_out(cx, 0, tile(cx, one, sizes));
+}
+
+o2m_status tw_lower_range(lw_ctx *cx) {
+  int64_t n;
+  o2m_status s = check_node(cx, 0);
+  if (s) return s;
+  if (out_sizes(cx, 0, &n) != 1) return lw_unsupported(cx, "the number of elements is not known at import");
+  o2m_dtype d = lw_out_type(cx, 0)->elem;
+  MlirValue iota;
+  if (d == O2M_DT_INT64) {
+    int64_t *idx = o2m_arena_array(&cx->scratch, (size_t)n + 1, sizeof(int64_t));
+    if (!idx) return lw_error(cx, "out of memory");
+    for (int64_t i = 0; i < n; i++) idx[i] = i;
+    iota = const_int64s(cx, 1, &n, idx);
+  } else { /* 0..n-1 as i32, cast once to the result's type */
+    int64_t one = 1;
+    iota = tw_cast(cx, const_affine(cx, 1, &n, &one, 0), O2M_DT_INT32, d);
+  }
+  MlirValue start = tw_reshape(cx, lw_in(cx, 0), 1, (int64_t[]){1});
+  MlirValue delta = tw_reshape(cx, lw_in(cx, 2), 1, (int64_t[]){1});
+  return lw_set_out(cx, 0, tw_binary(cx, "tosa.add", start, tw_mul(cx, iota, delta)));
+}
