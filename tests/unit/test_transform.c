@@ -33,8 +33,8 @@ static const expectation expectations[] = {
      "Constant Reshape Transpose Constant Reshape Transpose Constant Reshape Transpose "
      "Constant Shape Gather Constant Constant Range Constant Unsqueeze Constant Shape "
      "Gather Constant Constant Range LessOrEqual Constant Constant Where Constant "
-     "Constant Gather Mul Transpose Mul MatMul Add Softmax Constant ReduceMax Constant "
-     "Constant Equal Where Constant Gather MatMul Transpose Constant Reshape"},
+     "Constant Gather Mul Transpose Mul MatMul Add Softmax Constant Greater Cast Constant "
+     "ReduceMax Constant Constant Equal Where Constant Gather MatMul Transpose Constant Reshape"},
     {"batchnorm_15_training",
      "Constant ReduceMean Sub Mul Constant ReduceMean Constant Reshape Constant "
      "Reshape Constant Add Sqrt Div Mul Add Constant Reshape Constant Mul Constant Mul "
