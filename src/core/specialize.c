@@ -91,6 +91,8 @@ static const struct {
     {"HammingWindow", 1u},      {"BlackmanWindow", 1u},     {"MelWeightMatrix", 0x7u},
     {"Dropout", 0x6u},          {"SequenceAt", 1u << 1},    {"SequenceInsert", 1u << 2},
     {"SequenceErase", 1u << 1}, {"SplitToSequence", 1u << 1}, {"Loop", 0x3u},
+    {"QLinearConv", 0xf6u},     {"QLinearMatMul", 0xf6u},  {"ConvInteger", 0xcu},
+    {"MatMulInteger", 0xcu},
 };
 
 static int op_matches(const char *pattern, const char *op) {

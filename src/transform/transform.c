@@ -144,6 +144,51 @@ static o2m_status transform_graph(o2m_model *model, o2m_graph *g, const target_o
   return O2M_OK;
 }
 
+/* ---- QDQ fusion (fuse_qdq.c), before the rules ---------------------------------------- */
+
+int o2m_fuse_qdq(o2m_rewriter *rw, o2m_node **dead, int *n_dead, o2m_keeps_op_fn keeps, void *user);
+
+static int is_dead(o2m_node *const *dead, int n, const o2m_node *node) {
+  for (int i = 0; i < n; i++)
+    if (dead[i] == node) return 1;
+  return 0;
+}
+
+static o2m_status fuse_graph(o2m_model *model, o2m_graph *g, const target_ops *t, o2m_diag *diag) {
+  enum { MAX_DEAD = 8 };
+  o2m_rewriter rw = {model, diag, g, NULL, NULL, 0, 0, 0};
+  o2m_node **dead = o2m_arena_array(&model->arena, (size_t)g->n_nodes * MAX_DEAD + 1, sizeof(o2m_node *));
+  int n_dead = 0, fused = 0;
+  if (!dead) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < g->n_nodes; i++) {
+    o2m_node *n = g->nodes[i];
+    int r = 0, mark = n_dead;
+    if (!n->domain[0] && strcmp(n->op_type, "QuantizeLinear") == 0) {
+      rw.node = n;
+      r = o2m_fuse_qdq(&rw, dead, &n_dead, t->keeps, t->user);
+      if (r < 0) return diag->status ? diag->status : o2m_fail(diag, O2M_ERR_INTERNAL, "QDQ fusion failed");
+    }
+    if (r > 0) {
+      drop_uses(n);
+      fused = 1;
+      continue;
+    }
+    n_dead = mark;
+    o2m_status s = keep(&rw, n);
+    if (s) return s;
+  }
+  if (!fused) return O2M_OK;
+  int kept = 0;
+  for (int i = 0; i < rw.n_out_nodes; i++) {
+    o2m_node *n = rw.out_nodes[i];
+    if (is_dead(dead, n_dead, n)) drop_uses(n);
+    else rw.out_nodes[kept++] = n;
+  }
+  g->nodes = rw.out_nodes;
+  g->n_nodes = kept;
+  return O2M_OK;
+}
+
 o2m_status o2m_transform_to_core(o2m_model *model, o2m_diag *diag) {
   target_ops t = {NULL, NULL};
   return transform_graph(model, model->graph, &t, diag);
@@ -152,5 +197,6 @@ o2m_status o2m_transform_to_core(o2m_model *model, o2m_diag *diag) {
 o2m_status o2m_transform_for_target(o2m_model *model, o2m_keeps_op_fn keeps, void *user,
                                     o2m_diag *diag) {
   target_ops t = {keeps, user};
-  return transform_graph(model, model->graph, &t, diag);
+  o2m_status s = fuse_graph(model, model->graph, &t, diag);
+  return s ? s : transform_graph(model, model->graph, &t, diag);
 }

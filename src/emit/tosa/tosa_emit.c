@@ -81,7 +81,7 @@ static MlirWalkResult note_extensions(MlirOperation op, void *user) {
   if (strcmp(text, "tosa.rescale") == 0) {
     MlirAttribute mode = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("rounding_mode"));
     MlirAttribute dbl = mlirAttributeParseGet(mlirOperationGetContext(op),
-                                              mlirStringRefCreateFromCString("#tosa<rounding_mode DOUBLE_ROUND>"));
+                                              mlirStringRefCreateFromCString("#tosa.rounding_mode<DOUBLE_ROUND>"));
     if (!mlirAttributeIsNull(mode) && mlirAttributeEqual(mode, dbl)) *bits |= EXT_DOUBLEROUND;
   }
   for (intptr_t i = 0; i < mlirOperationGetNumResults(op); i++)
@@ -140,7 +140,7 @@ static const char *const to_linalg[] = {
     "func.func(tosa-to-scf)",
     "tosa-to-linalg-pipeline",
     "func.func(tosa-to-tensor)",
-    "func.func(tosa-to-arith)",
+    "func.func(tosa-to-arith{include-apply-rescale=true})",
     "canonicalize",
 };
 

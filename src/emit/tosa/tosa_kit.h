@@ -86,6 +86,25 @@ MlirValue tw_cast(lw_ctx *cx, MlirValue x, o2m_dtype from, o2m_dtype to);
 /* A reduce (tosa.reduce_sum, ...) over one axis, kept as a size-1 dim. */
 MlirValue tw_reduce(lw_ctx *cx, const char *op, MlirValue x, int axis);
 
+/* ---- convolutions (tosa_nn.c), for the quantized ops ------------------------ */
+/* How a convolution reads its operands: float (zero points 0, f32
+ * accumulator) or quantized (8-bit operands as int8 with their zero
+ * points, an i32 accumulator and bias). A uint8 operand is moved into
+ * int8 by subtracting 128, from its values and its zero point alike. */
+typedef struct tw_conv_io {
+  int w_input, b_input; /* node inputs of the weight and bias (-1: none) */
+  int quant;
+  int w_shift;          /* -128 for a uint8 weight, else 0 */
+  MlirValue x_zp, w_zp; /* tensor<1xelem> zero points (quant) */
+} tw_conv_io;
+/* v of dtype d as int8 (a uint8 v moved by -128); v itself otherwise. */
+MlirValue tw_as_int8(lw_ctx *cx, MlirValue v, o2m_dtype d, const tw_conv_io *io);
+/* The Conv of x (ONNX layout, the node's attributes) channels-last:
+ * *out is [N, spatial..., M] (1-D convolutions over a unit height). */
+o2m_status tw_conv_channels_last(lw_ctx *cx, const tw_conv_io *io, MlirValue x, MlirValue *out);
+/* A channels-last result as output 0 of an op on a rank-`onnx_rank` input. */
+o2m_status tw_set_channels_last_out(lw_ctx *cx, MlirValue y, int onnx_rank);
+
 /* ---- the lowering table ---------------------------------------------------- */
 #define LOWER(op, fn) o2m_status fn(lw_ctx *cx);
 #include "emit/tosa/tosa_rules.def"

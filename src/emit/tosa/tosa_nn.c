@@ -109,7 +109,8 @@ static MlirValue tile_to(lw_ctx *cx, MlirValue v, int rank, const int64_t *sizes
 /* A tosa.const of zeros of n elements. */
 static MlirValue zeros(lw_ctx *cx, MlirType elem, int64_t n) {
   MlirType type = tw_tensor(cx, elem, 1, &n);
-  MlirAttribute zero = mlirDenseElementsAttrSplatGet(type, mlirFloatAttrDoubleGet(cx->mc, elem, 0));
+  MlirAttribute zero = mlirDenseElementsAttrSplatGet(
+      type, mlirTypeIsAFloat(elem) ? mlirFloatAttrDoubleGet(cx->mc, elem, 0) : mlirIntegerAttrGet(elem, 0));
   MlirNamedAttribute attr = mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, mlirStringRefCreateFromCString("values")), zero);
   MlirOperation op = lw_op_attrs(cx, "tosa.const", 0, NULL, 1, &type, 1, &attr, 0);
   return mlirOperationIsNull(op) ? null_value() : mlirOperationGetResult(op, 0);
@@ -160,18 +161,27 @@ static o2m_status set_channels_last_out(lw_ctx *cx, MlirValue y, int onnx_rank) 
 
 /* ---- weights ------------------------------------------------------------ */
 
+MlirValue tw_as_int8(lw_ctx *cx, MlirValue v, o2m_dtype d, const tw_conv_io *io) {
+  if (!io->quant || d != O2M_DT_UINT8 || mlirValueIsNull(v)) return v;
+  v = tw_cast(cx, v, O2M_DT_UINT8, O2M_DT_INT32);
+  v = tw_binary(cx, "tosa.add", v, tw_splat(cx, tw_elem(v), tw_rank(v), -128));
+  return tw_cast(cx, v, O2M_DT_INT32, O2M_DT_INT8);
+}
+
 /* A weight in TOSA's order: input `i` (ONNX layout, first dim sliced to
  * [o_begin, o_begin + o_count)) viewed as `view` dims (same data order),
  * permuted by perm (result dim k = view dim perm[k]) and reshaped to `out`
  * dims. A known weight becomes a new constant; another one gets ops. */
-static MlirValue weight(lw_ctx *cx, int i, int64_t o_begin, int64_t o_count, int rank,
+static MlirValue weight(lw_ctx *cx, const tw_conv_io *io, int64_t o_begin, int64_t o_count, int rank,
                         const int64_t *view, const int *perm, const int64_t *out) {
+  int i = io->w_input;
   const o2m_tensor *t = lw_in_known(cx, i);
   int64_t vdims[TW_MAX_RANK];
   for (int k = 0; k < rank; k++) vdims[k] = view[k];
   vdims[0] = o_count;
-  if (!t || !t->data || !lw_dtype_is_float(t->dtype)) {
-    MlirValue w = slice_axis(cx, lw_in(cx, i), 0, o_begin, o_count);
+  int relaid = t && t->data && (io->quant ? o2m_dtype_bits(t->dtype) == 8 : lw_dtype_is_float(t->dtype));
+  if (!relaid) {
+    MlirValue w = slice_axis(cx, tw_as_int8(cx, lw_in(cx, i), lw_in_type(cx, i)->elem, io), 0, o_begin, o_count);
     w = tw_transpose(cx, tw_reshape(cx, w, rank, vdims), perm);
     return tw_reshape(cx, w, rank, out);
   }
@@ -188,19 +198,21 @@ static MlirValue weight(lw_ctx *cx, int i, int64_t o_begin, int64_t o_count, int
     int64_t at = 0;
     for (int k = 0; k < rank; k++) at += idx[k] * vstride[perm[k]];
     memcpy(data + (size_t)n * esize, src + (size_t)at * esize, esize);
+    if (io->w_shift) data[n] = (uint8_t)(data[n] + io->w_shift); /* uint8 moved into int8 */
     for (int k = rank - 1; k >= 0 && ++idx[k] == pdims[k]; k--) idx[k] = 0;
   }
   for (int k = 0; k < rank; k++) dims[k] = out[k];
   *w = *t;
+  if (io->w_shift) w->dtype = O2M_DT_INT8;
   w->name = NULL, w->rank = rank, w->dims = dims, w->count = count, w->data = data;
   w->nbytes = (size_t)count * esize, w->external = NULL;
   return lw_const_tensor(cx, w);
 }
 
-/* Bias input i sliced to [begin, begin + count), zeros when missing. */
-static MlirValue bias(lw_ctx *cx, int i, int64_t begin, int64_t count, MlirType elem) {
-  if (!lw_in_present(cx, i)) return zeros(cx, elem, count);
-  return slice_axis(cx, lw_in(cx, i), 0, begin, count);
+/* The bias sliced to [begin, begin + count), zeros when missing. */
+static MlirValue bias(lw_ctx *cx, const tw_conv_io *io, int64_t begin, int64_t count, MlirType elem) {
+  if (io->b_input < 0 || !lw_in_present(cx, io->b_input)) return zeros(cx, elem, count);
+  return slice_axis(cx, lw_in(cx, io->b_input), 0, begin, count);
 }
 
 /* ---- window geometry ----------------------------------------------------- */
@@ -376,22 +388,23 @@ o2m_status tw_lower_matmul(lw_ctx *cx) {
 
 /* One (grouped) convolution of channels-last x [N, spatial..., Cg] by
  * output channels [o, o + count) of the weight: conv2d or conv3d. */
-static MlirValue conv_group(lw_ctx *cx, MlirValue x, const window *w, int64_t o, int64_t count) {
+static MlirValue conv_group(lw_ctx *cx, const tw_conv_io *io, MlirValue x, const window *w, int64_t o,
+                            int64_t count) {
   int rank = w->n + 2;
   int64_t view[TW_MAX_RANK], out[TW_MAX_RANK], y[TW_MAX_RANK], pads[2 * MAX_SPATIAL];
   int perm[TW_MAX_RANK];
-  view[0] = count, view[1] = lw_in_type(cx, 1)->dims[1].size;
+  view[0] = count, view[1] = lw_in_type(cx, io->w_input)->dims[1].size;
   for (int i = 0; i < w->n; i++) view[2 + i] = w->k[i];
   to_last_perm(rank, perm);
   for (int k = 0; k < rank; k++) out[k] = view[perm[k]];
-  MlirType elem = tw_elem(x);
-  MlirValue ops[5] = {x, weight(cx, 1, o, count, rank, view, perm, out), bias(cx, 2, o, count, elem),
-                      tw_zero_point(cx, elem), tw_zero_point(cx, elem)};
+  MlirType elem = io->quant ? mlirIntegerTypeGet(cx->mc, 32) : tw_elem(x);
+  MlirValue ops[5] = {x, weight(cx, io, o, count, rank, view, perm, out), bias(cx, io, o, count, elem),
+                      io->quant ? io->x_zp : tw_zero_point(cx, elem), io->quant ? io->w_zp : tw_zero_point(cx, elem)};
   y[0] = tw_size(x, 0), y[rank - 1] = count;
   for (int i = 0; i < w->n; i++) y[1 + i] = w->out[i];
   tosa_pads(w, pads);
   char attrs[384];
-  size_t len = (size_t)snprintf(attrs, sizeof(attrs), "acc_type = f32");
+  size_t len = (size_t)snprintf(attrs, sizeof(attrs), "acc_type = %s", io->quant ? "i32" : "f32");
   len = array_attr(attrs, sizeof(attrs), len, "dilation", w->n, w->d);
   len = array_attr(attrs, sizeof(attrs), len, "pad", 2 * w->n, pads);
   array_attr(attrs, sizeof(attrs), len, "stride", w->n, w->s);
@@ -399,27 +412,27 @@ static MlirValue conv_group(lw_ctx *cx, MlirValue x, const window *w, int64_t o,
 }
 
 /* Depthwise: weight [M, 1, KH, KW] -> [KH, KW, C, M / C]. */
-static MlirValue conv_depthwise(lw_ctx *cx, MlirValue x, const window *w, int64_t C, int64_t M) {
+static MlirValue conv_depthwise(lw_ctx *cx, const tw_conv_io *io, MlirValue x, const window *w, int64_t C,
+                                int64_t M) {
   int64_t view[4] = {M, 1, w->k[0], w->k[1]}, out[4] = {w->k[0], w->k[1], C, M / C}, y[4], pads[4];
   int perm[4] = {2, 3, 1, 0};
-  MlirType elem = tw_elem(x);
-  MlirValue ops[5] = {x, weight(cx, 1, 0, M, 4, view, perm, out), bias(cx, 2, 0, M, elem),
-                      tw_zero_point(cx, elem), tw_zero_point(cx, elem)};
+  MlirType elem = io->quant ? mlirIntegerTypeGet(cx->mc, 32) : tw_elem(x);
+  MlirValue ops[5] = {x, weight(cx, io, 0, M, 4, view, perm, out), bias(cx, io, 0, M, elem),
+                      io->quant ? io->x_zp : tw_zero_point(cx, elem), io->quant ? io->w_zp : tw_zero_point(cx, elem)};
   y[0] = tw_size(x, 0), y[1] = w->out[0], y[2] = w->out[1], y[3] = M;
   tosa_pads(w, pads);
   char attrs[384];
-  size_t len = (size_t)snprintf(attrs, sizeof(attrs), "acc_type = f32");
+  size_t len = (size_t)snprintf(attrs, sizeof(attrs), "acc_type = %s", io->quant ? "i32" : "f32");
   len = array_attr(attrs, sizeof(attrs), len, "dilation", 2, w->d);
   len = array_attr(attrs, sizeof(attrs), len, "pad", 4, pads);
   array_attr(attrs, sizeof(attrs), len, "stride", 2, w->s);
   return lw_op1(cx, "tosa.depthwise_conv2d", 5, ops, tw_tensor(cx, elem, 4, y), attrs);
 }
 
-o2m_status tw_lower_conv(lw_ctx *cx) {
-  o2m_status s = check_float_input(cx, 0);
-  if (s || (s = check_static(cx))) return s;
-  MlirValue x = lw_in(cx, 0);
-  const o2m_type *wv = lw_in_type(cx, 1); /* its value is read by weight() */
+/* The convolution of input 0 (ONNX layout) as io reads it, channels-last
+ * (y [N, spatial..., M]); 1-D convolutions over a unit height. */
+o2m_status tw_conv_channels_last(lw_ctx *cx, const tw_conv_io *io, MlirValue x, MlirValue *out) {
+  const o2m_type *wv = lw_in_type(cx, io->w_input); /* its value is read by weight() */
   int rank = tw_rank(x);
   if (rank < 3 || rank > 5 || wv->rank != rank) return lw_unsupported(cx, "Conv of rank %d", rank);
   int64_t kernel[MAX_SPATIAL], C = tw_size(x, 1), M = wv->dims[0].size, Cg = wv->dims[1].size;
@@ -427,23 +440,38 @@ o2m_status tw_lower_conv(lw_ctx *cx) {
   for (int i = 0; i < rank - 2; i++) kernel[i] = wv->dims[2 + i].size;
   if (group < 1 || C != Cg * group || M % group) return lw_error(cx, "group %lld does not divide the channels", (long long)group);
   window w;
-  if ((s = read_window(cx, x, kernel, &w))) return s;
+  o2m_status s = read_window(cx, x, kernel, &w);
+  if (s) return s;
   window_2d(&w);
   MlirValue xl = fit_input(cx, channels_last(cx, as_2d(cx, x)), &w);
-  MlirValue y;
   if (group > 1 && Cg == 1 && w.n == 2) {
-    y = conv_depthwise(cx, xl, &w, C, M);
+    *out = conv_depthwise(cx, io, xl, &w, C, M);
   } else {
     MlirValue *parts = o2m_arena_array(&cx->scratch, (size_t)group, sizeof(MlirValue));
     if (!parts) return lw_error(cx, "out of memory");
     for (int64_t g = 0; g < group; g++) {
       MlirValue xg = group > 1 ? slice_axis(cx, xl, w.n + 1, g * Cg, Cg) : xl;
-      parts[g] = conv_group(cx, xg, &w, g * (M / group), M / group);
+      parts[g] = conv_group(cx, io, xg, &w, g * (M / group), M / group);
       if (mlirValueIsNull(parts[g])) return lw_error(cx, "internal: Conv was not built");
     }
-    y = concat(cx, (int)group, parts, w.n + 1);
+    *out = concat(cx, (int)group, parts, w.n + 1);
   }
-  return set_channels_last_out(cx, y, rank);
+  return mlirValueIsNull(*out) ? lw_error(cx, "internal: Conv was not built") : O2M_OK;
+}
+
+/* The channels-last result y of an op on a rank-`onnx_rank` input, as
+ * output 0. */
+o2m_status tw_set_channels_last_out(lw_ctx *cx, MlirValue y, int onnx_rank) {
+  return set_channels_last_out(cx, y, onnx_rank);
+}
+
+o2m_status tw_lower_conv(lw_ctx *cx) {
+  o2m_status s = check_float_input(cx, 0);
+  if (s || (s = check_static(cx))) return s;
+  tw_conv_io io = {1, 2, 0, 0, {NULL}, {NULL}};
+  MlirValue x = lw_in(cx, 0), y;
+  if ((s = tw_conv_channels_last(cx, &io, x, &y))) return s;
+  return set_channels_last_out(cx, y, tw_rank(x));
 }
 
 /* ---- ConvTranspose -------------------------------------------------------- */
@@ -454,6 +482,7 @@ o2m_status tw_lower_conv(lw_ctx *cx) {
 o2m_status tw_lower_conv_transpose(lw_ctx *cx) {
   o2m_status s = check_float_input(cx, 0);
   if (s || (s = check_static(cx))) return s;
+  tw_conv_io io = {1, 2, 0, 0, {NULL}, {NULL}};
   MlirValue x = lw_in(cx, 0);
   const o2m_type *wv = lw_in_type(cx, 1); /* its value is read by weight() */
   int rank = tw_rank(x), n = rank - 2, mode;
@@ -504,8 +533,8 @@ o2m_status tw_lower_conv_transpose(lw_ctx *cx) {
   MlirValue *parts = o2m_arena_array(&cx->scratch, (size_t)group, sizeof(MlirValue));
   if (!parts) return lw_error(cx, "out of memory");
   for (int64_t g = 0; g < group; g++) {
-    MlirValue ops[5] = {slice_axis(cx, xl, 3, g * Cg, Cg), weight(cx, 1, g * Cg, Cg, 4, view, perm, wout),
-                        bias(cx, 2, g * M, M, elem), tw_zero_point(cx, elem), tw_zero_point(cx, elem)};
+    MlirValue ops[5] = {slice_axis(cx, xl, 3, g * Cg, Cg), weight(cx, &io, g * Cg, Cg, 4, view, perm, wout),
+                        bias(cx, &io, g * M, M, elem), tw_zero_point(cx, elem), tw_zero_point(cx, elem)};
     parts[g] = lw_op1(cx, "tosa.transpose_conv2d", 5, ops, tw_tensor(cx, elem, 4, y), attrs);
     if (mlirValueIsNull(parts[g])) return lw_error(cx, "internal: ConvTranspose was not built");
   }

@@ -110,3 +110,40 @@ show("GATHER y:", d[[3, 0, 1]][:, 0:3:2])
 model("tosa_int64", [h.make_node("Add", ["a", "a"], ["y"])], [V("a", I, [2])], [V("y", I, [2])])
 npy("i2", np.array([5, -7], np.int64))
 show("INT64 y:", np.array([10, -14], np.int64))
+
+# A QDQ-quantized CNN as a quantizer exports it: Q/DQ pairs around a Conv
+# (int8 weights per output channel, int32 bias), Relu, MaxPool and a
+# MatMul head. On the tosa target the Conv and MatMul become integer TOSA;
+# the test checks the outputs against the float QDQ computation (the
+# linalg target) to one quantization step.
+rng = np.random.default_rng(7)
+xs, ys, hs = np.float32(0.05), np.float32(0.1), np.float32(0.2)
+wq = rng.integers(-100, 100, size=(4, 2, 3, 3)).astype(np.int8)
+ws = (rng.random(4).astype(np.float32) * 0.01 + 0.005).astype(np.float32)
+bq = rng.integers(-500, 500, size=4).astype(np.int32)
+mq = rng.integers(-100, 100, size=(16, 3)).astype(np.int8)
+ms = np.float32(0.02)
+u8, i8 = np.uint8, np.int8
+model("tosa_qdq_cnn", [
+    h.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+    h.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+    h.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], axis=0),
+    h.make_node("DequantizeLinear", ["bq", "bs"], ["bd"], axis=0),
+    h.make_node("Conv", ["xd", "wd", "bd"], ["c"], pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["c"], ["r"]),
+    h.make_node("QuantizeLinear", ["r", "ys", "yz"], ["rq"]),
+    h.make_node("DequantizeLinear", ["rq", "ys", "yz"], ["rd"]),
+    h.make_node("MaxPool", ["rd"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+    h.make_node("QuantizeLinear", ["p", "ys", "yz"], ["pq"]),
+    h.make_node("DequantizeLinear", ["pq", "ys", "yz"], ["pd"]),
+    h.make_node("Reshape", ["pd", "shape"], ["f"]),
+    h.make_node("DequantizeLinear", ["mq", "ms"], ["md"]),
+    h.make_node("MatMul", ["f", "md"], ["m"]),
+    h.make_node("QuantizeLinear", ["m", "hs", "hz"], ["mqo"]),
+    h.make_node("DequantizeLinear", ["mqo", "hs", "hz"], ["y"])],
+    [V("x", F, [1, 2, 4, 4])], [V("y", F, [1, 3])],
+    [init("xs", np.array(xs)), init("xz", np.array(128, u8)), init("wq", wq), init("ws", ws),
+     init("wz", np.zeros(4, i8)), init("bq", bq), init("bs", (xs * ws).astype(np.float32)),
+     init("ys", np.array(ys)), init("yz", np.array(0, u8)), init("shape", np.array([1, 16], np.int64)),
+     init("mq", mq), init("ms", np.array(ms)), init("hs", np.array(hs)), init("hz", np.array(128, u8))])
+npy("xq1244", (rng.random((1, 2, 4, 4)).astype(np.float32) * 6 - 3))
