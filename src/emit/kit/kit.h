@@ -226,6 +226,29 @@ typedef struct lw_scope {
 void lw_scope_enter(lw_ctx *cx, lw_scope *saved, MlirBlock block);
 void lw_scope_leave(lw_ctx *cx, const lw_scope *saved);
 
+/* ---- sequences and optionals, unrolled (kit_sequence.c) ---------------- */
+enum { LW_SEQ_MAX = 4096 };
+int lw_is_wrapped(const o2m_type *t); /* a sequence or an optional */
+/* The unrolled sequence of input i (NULL, with a failure, when unknown). */
+const lw_seq *lw_seq_in(lw_ctx *cx, int i);
+/* Sets output i to a sequence or optional of n elements. */
+o2m_status lw_seq_out(lw_ctx *cx, int i, int present, int n, const MlirValue *elems);
+/* Identity, If and OptionalGetElement on sequences and optionals; their
+ * tensor forms go to the target's own lowering given. */
+o2m_status lw_lower_seq_identity_with(lw_ctx *cx, lw_lower_fn tensor_identity);
+o2m_status lw_lower_seq_if_with(lw_ctx *cx, lw_lower_fn tensor_if);
+o2m_status lw_lower_optional_get_element_with(lw_ctx *cx, lw_lower_fn tensor_identity);
+/* The ops that only move elements: the same on every target. */
+o2m_status lw_lower_sequence_construct(lw_ctx *cx);
+o2m_status lw_lower_sequence_empty(lw_ctx *cx);
+o2m_status lw_lower_sequence_insert(lw_ctx *cx);
+o2m_status lw_lower_sequence_erase(lw_ctx *cx);
+o2m_status lw_lower_sequence_at(lw_ctx *cx);
+o2m_status lw_lower_sequence_length(lw_ctx *cx);
+o2m_status lw_lower_sequence_map(lw_ctx *cx);
+o2m_status lw_lower_optional(lw_ctx *cx);
+o2m_status lw_lower_optional_has_element(lw_ctx *cx);
+
 /* ---- the module ---------------------------------------------------------- */
 
 /* The structure of the runtime values (run/test): see exec/run.h. */

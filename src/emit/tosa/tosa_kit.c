@@ -336,6 +336,37 @@ MlirValue tw_cast(lw_ctx *cx, MlirValue x, o2m_dtype from, o2m_dtype to) {
   return cast_op(cx, x, to);
 }
 
+MlirValue tw_slice_axis(lw_ctx *cx, MlirValue v, int axis, int64_t start, int64_t len) {
+  if (mlirValueIsNull(v)) return v;
+  int rank = tw_rank(v);
+  int64_t begin[TW_MAX_RANK], sizes[TW_MAX_RANK];
+  for (int k = 0; k < rank; k++) begin[k] = 0, sizes[k] = tw_size(v, k);
+  if (start == 0 && len == sizes[axis]) return v;
+  begin[axis] = start, sizes[axis] = len;
+  MlirValue ops[3] = {v, tw_shape(cx, rank, begin), tw_shape(cx, rank, sizes)};
+  return lw_op1(cx, "tosa.slice", 3, ops, tw_tensor(cx, tw_elem(v), rank, sizes), NULL);
+}
+
+MlirValue tw_concat(lw_ctx *cx, int n, const MlirValue *vs, int axis) {
+  for (int i = 0; i < n; i++)
+    if (mlirValueIsNull(vs[i])) return vs[i];
+  if (n == 1) return vs[0];
+  int rank = tw_rank(vs[0]);
+  int64_t sizes[TW_MAX_RANK];
+  for (int k = 0; k < rank; k++) sizes[k] = tw_size(vs[0], k);
+  for (int i = 1; i < n; i++) sizes[axis] += tw_size(vs[i], axis);
+  char attrs[32];
+  snprintf(attrs, sizeof(attrs), "axis = %d : i32", axis);
+  return lw_op1(cx, "tosa.concat", n, vs, tw_tensor(cx, tw_elem(vs[0]), rank, sizes), attrs);
+}
+
+MlirValue tw_reverse(lw_ctx *cx, MlirValue v, int axis) {
+  if (mlirValueIsNull(v)) return v;
+  char attrs[32];
+  snprintf(attrs, sizeof(attrs), "axis = %d : i32", axis);
+  return lw_op1(cx, "tosa.reverse", 1, &v, mlirValueGetType(v), attrs);
+}
+
 MlirValue tw_reduce(lw_ctx *cx, const char *op, MlirValue x, int axis) {
   if (mlirValueIsNull(x)) return x;
   int rank = tw_rank(x);

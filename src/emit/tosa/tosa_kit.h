@@ -83,6 +83,12 @@ MlirValue tw_clamp(lw_ctx *cx, MlirValue x, double lo, double hi);
 /* A cast with ONNX's semantics from dtype `from` to `to`: float to integer
  * truncates toward zero (TOSA rounds), bool results compare with zero. */
 MlirValue tw_cast(lw_ctx *cx, MlirValue x, o2m_dtype from, o2m_dtype to);
+/* tosa.slice of [start, start + len) along axis (v itself when whole). */
+MlirValue tw_slice_axis(lw_ctx *cx, MlirValue v, int axis, int64_t start, int64_t len);
+/* tosa.concat of n values along axis (vs[0] when n == 1). */
+MlirValue tw_concat(lw_ctx *cx, int n, const MlirValue *vs, int axis);
+/* tosa.reverse along axis. */
+MlirValue tw_reverse(lw_ctx *cx, MlirValue v, int axis);
 /* A reduce (tosa.reduce_sum, ...) over one axis, kept as a size-1 dim. */
 MlirValue tw_reduce(lw_ctx *cx, const char *op, MlirValue x, int axis);
 

@@ -56,28 +56,7 @@ static o2m_status check_float_input(lw_ctx *cx, int ints_ok) {
 
 /* ---- small TOSA builders -------------------------------------------------- */
 
-/* tosa.slice of `size` elements from `begin` along `axis`. */
-static MlirValue slice_axis(lw_ctx *cx, MlirValue v, int axis, int64_t begin, int64_t size) {
-  int rank = tw_rank(v);
-  int64_t start[TW_MAX_RANK], sizes[TW_MAX_RANK];
-  for (int k = 0; k < rank; k++) start[k] = 0, sizes[k] = tw_size(v, k);
-  if (begin == 0 && size == sizes[axis]) return v;
-  start[axis] = begin, sizes[axis] = size;
-  MlirValue ops[3] = {v, tw_shape(cx, rank, start), tw_shape(cx, rank, sizes)};
-  return lw_op1(cx, "tosa.slice", 3, ops, tw_tensor(cx, tw_elem(v), rank, sizes), NULL);
-}
 
-/* tosa.concat of n values along axis. */
-static MlirValue concat(lw_ctx *cx, int n, const MlirValue *vs, int axis) {
-  if (n == 1) return vs[0];
-  int rank = tw_rank(vs[0]);
-  int64_t sizes[TW_MAX_RANK];
-  for (int k = 0; k < rank; k++) sizes[k] = tw_size(vs[0], k);
-  for (int i = 1; i < n; i++) sizes[axis] += tw_size(vs[i], axis);
-  char attrs[32];
-  snprintf(attrs, sizeof(attrs), "axis = %d : i32", axis);
-  return lw_op1(cx, "tosa.concat", n, vs, tw_tensor(cx, tw_elem(vs[0]), rank, sizes), attrs);
-}
 
 /* tosa.pad with `value` by begin[k]/end[k] on every dim k. */
 static MlirValue pad(lw_ctx *cx, MlirValue v, const int64_t *begin, const int64_t *end, double value) {
@@ -181,7 +160,7 @@ static MlirValue weight(lw_ctx *cx, const tw_conv_io *io, int64_t o_begin, int64
   vdims[0] = o_count;
   int relaid = t && t->data && (io->quant ? o2m_dtype_bits(t->dtype) == 8 : lw_dtype_is_float(t->dtype));
   if (!relaid) {
-    MlirValue w = slice_axis(cx, tw_as_int8(cx, lw_in(cx, i), lw_in_type(cx, i)->elem, io), 0, o_begin, o_count);
+    MlirValue w = tw_slice_axis(cx, tw_as_int8(cx, lw_in(cx, i), lw_in_type(cx, i)->elem, io), 0, o_begin, o_count);
     w = tw_transpose(cx, tw_reshape(cx, w, rank, vdims), perm);
     return tw_reshape(cx, w, rank, out);
   }
@@ -212,7 +191,7 @@ static MlirValue weight(lw_ctx *cx, const tw_conv_io *io, int64_t o_begin, int64
 /* The bias sliced to [begin, begin + count), zeros when missing. */
 static MlirValue bias(lw_ctx *cx, const tw_conv_io *io, int64_t begin, int64_t count, MlirType elem) {
   if (io->b_input < 0 || !lw_in_present(cx, io->b_input)) return zeros(cx, elem, count);
-  return slice_axis(cx, lw_in(cx, io->b_input), 0, begin, count);
+  return tw_slice_axis(cx, lw_in(cx, io->b_input), 0, begin, count);
 }
 
 /* ---- window geometry ----------------------------------------------------- */
@@ -297,7 +276,7 @@ static void window_2d(window *w) {
 static MlirValue fit_input(lw_ctx *cx, MlirValue x, window *w) {
   for (int i = 0; i < w->n; i++) {
     if (w->te[i] >= 0) continue;
-    x = slice_axis(cx, x, 1 + i, 0, w->in[i] + w->te[i]);
+    x = tw_slice_axis(cx, x, 1 + i, 0, w->in[i] + w->te[i]);
     w->in[i] += w->te[i], w->te[i] = 0;
   }
   return x;
@@ -450,11 +429,11 @@ o2m_status tw_conv_channels_last(lw_ctx *cx, const tw_conv_io *io, MlirValue x, 
     MlirValue *parts = o2m_arena_array(&cx->scratch, (size_t)group, sizeof(MlirValue));
     if (!parts) return lw_error(cx, "out of memory");
     for (int64_t g = 0; g < group; g++) {
-      MlirValue xg = group > 1 ? slice_axis(cx, xl, w.n + 1, g * Cg, Cg) : xl;
+      MlirValue xg = group > 1 ? tw_slice_axis(cx, xl, w.n + 1, g * Cg, Cg) : xl;
       parts[g] = conv_group(cx, io, xg, &w, g * (M / group), M / group);
       if (mlirValueIsNull(parts[g])) return lw_error(cx, "internal: Conv was not built");
     }
-    *out = concat(cx, (int)group, parts, w.n + 1);
+    *out = tw_concat(cx, (int)group, parts, w.n + 1);
   }
   return mlirValueIsNull(*out) ? lw_error(cx, "internal: Conv was not built") : O2M_OK;
 }
@@ -533,12 +512,12 @@ o2m_status tw_lower_conv_transpose(lw_ctx *cx) {
   MlirValue *parts = o2m_arena_array(&cx->scratch, (size_t)group, sizeof(MlirValue));
   if (!parts) return lw_error(cx, "out of memory");
   for (int64_t g = 0; g < group; g++) {
-    MlirValue ops[5] = {slice_axis(cx, xl, 3, g * Cg, Cg), weight(cx, &io, g * Cg, Cg, 4, view, perm, wout),
+    MlirValue ops[5] = {tw_slice_axis(cx, xl, 3, g * Cg, Cg), weight(cx, &io, g * Cg, Cg, 4, view, perm, wout),
                         bias(cx, &io, g * M, M, elem), tw_zero_point(cx, elem), tw_zero_point(cx, elem)};
     parts[g] = lw_op1(cx, "tosa.transpose_conv2d", 5, ops, tw_tensor(cx, elem, 4, y), attrs);
     if (mlirValueIsNull(parts[g])) return lw_error(cx, "internal: ConvTranspose was not built");
   }
-  return set_channels_last_out(cx, concat(cx, (int)group, parts, 3), rank);
+  return set_channels_last_out(cx, tw_concat(cx, (int)group, parts, 3), rank);
 }
 
 /* ---- MaxPool, AveragePool ---------------------------------------------------- */

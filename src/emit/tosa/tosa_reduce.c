@@ -128,26 +128,9 @@ static MlirValue axis_op(lw_ctx *cx, const char *op, int n, const MlirValue *ope
   return lw_op1(cx, op, n, operands, result, attrs);
 }
 
-/* x[start : start + size] along axis. */
-static MlirValue slice_axis(lw_ctx *cx, MlirValue x, int axis, int64_t start, int64_t size) {
-  int64_t starts[TW_MAX_RANK] = {0}, sizes[TW_MAX_RANK];
-  int rank = sizes_with(x, axis, size, sizes);
-  starts[axis] = start;
-  if (start == 0 && size == tw_size(x, axis)) return x;
-  MlirValue ops[3] = {x, tw_shape(cx, rank, starts), tw_shape(cx, rank, sizes)};
-  return lw_op1(cx, "tosa.slice", 3, ops, tw_tensor(cx, tw_elem(x), rank, sizes), NULL);
-}
-
 static MlirValue concat_axis(lw_ctx *cx, MlirValue a, MlirValue b, int axis) {
-  int64_t sizes[TW_MAX_RANK];
-  if (mlirValueIsNull(a) || mlirValueIsNull(b)) return no_value;
-  int rank = sizes_with(a, axis, tw_size(a, axis) + tw_size(b, axis), sizes);
   MlirValue ops[2] = {a, b};
-  return axis_op(cx, "tosa.concat", 2, ops, tw_tensor(cx, tw_elem(a), rank, sizes), axis);
-}
-
-static MlirValue reverse_axis(lw_ctx *cx, MlirValue x, int axis) {
-  return axis_op(cx, "tosa.reverse", 1, &x, mlirValueGetType(x), axis);
+  return tw_concat(cx, 2, ops, axis);
 }
 
 /* tosa.argmax along axis (dim removed), with i32 indices where the spec
@@ -251,8 +234,8 @@ static MlirValue reduce_dims(lw_ctx *cx, const char *op, MlirValue x, const unsi
 static MlirValue product_tree(lw_ctx *cx, MlirValue x, int axis) {
   while (!mlirValueIsNull(x) && tw_size(x, axis) > 1) {
     int64_t n = tw_size(x, axis), half = n / 2;
-    MlirValue y = tw_mul(cx, slice_axis(cx, x, axis, 0, half), slice_axis(cx, x, axis, half, half));
-    x = n % 2 ? concat_axis(cx, y, slice_axis(cx, x, axis, n - 1, 1), axis) : y;
+    MlirValue y = tw_mul(cx, tw_slice_axis(cx, x, axis, 0, half), tw_slice_axis(cx, x, axis, half, half));
+    x = n % 2 ? concat_axis(cx, y, tw_slice_axis(cx, x, axis, n - 1, 1), axis) : y;
   }
   return x;
 }
@@ -329,7 +312,7 @@ o2m_status tw_lower_reduce(lw_ctx *cx) {
  * axis, counted from the end. */
 static MlirValue arg_extreme(lw_ctx *cx, MlirValue x, int axis, int min, int last) {
   if (min) x = order_reversed(cx, x);
-  if (last) x = reverse_axis(cx, x, axis);
+  if (last) x = tw_reverse(cx, x, axis);
   MlirValue idx = argmax_axis(cx, x, axis);
   if (last && !mlirValueIsNull(idx))
     idx = tw_binary(cx, "tosa.sub", splat_like(cx, idx, (double)(tw_size(x, axis) - 1)), idx);
@@ -398,7 +381,7 @@ static MlirValue shifted_in(lw_ctx *cx, MlirValue x, int axis, int64_t by, doubl
   int64_t sizes[TW_MAX_RANK];
   int rank = sizes_with(x, axis, by, sizes);
   MlirValue zeros = filled(cx, tw_tensor(cx, tw_elem(x), rank, sizes), fill);
-  return concat_axis(cx, zeros, slice_axis(cx, x, axis, 0, tw_size(x, axis) - by), axis);
+  return concat_axis(cx, zeros, tw_slice_axis(cx, x, axis, 0, tw_size(x, axis) - by), axis);
 }
 
 /* A log-step scan: after step s, element i holds the sum (CumProd: the
@@ -417,7 +400,7 @@ o2m_status tw_lower_cumsum(lw_ctx *cx) {
   if (has_no_elements(x)) return lw_set_out(cx, 0, x);
   o2m_dtype in_dt = lw_in_type(cx, 0)->elem, dt = compute_dtype(in_dt, 1);
   x = tw_cast(cx, x, in_dt, dt);
-  if (reverse) x = reverse_axis(cx, x, (int)axis);
+  if (reverse) x = tw_reverse(cx, x, (int)axis);
   int product = strcmp(cx->node->op_type, "CumProd") == 0;
   double identity = product ? 1 : 0;
   if (exclusive) x = shifted_in(cx, x, (int)axis, 1, identity);
@@ -425,7 +408,7 @@ o2m_status tw_lower_cumsum(lw_ctx *cx) {
     MlirValue shifted = shifted_in(cx, x, (int)axis, by, identity);
     x = product ? tw_mul(cx, x, shifted) : tw_binary(cx, "tosa.add", x, shifted);
   }
-  if (reverse) x = reverse_axis(cx, x, (int)axis);
+  if (reverse) x = tw_reverse(cx, x, (int)axis);
   x = tw_cast(cx, x, dt, in_dt);
   if (mlirValueIsNull(x)) return lw_error(cx, "internal: the scan could not be built");
   return lw_set_out(cx, 0, x);

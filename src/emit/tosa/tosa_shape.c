@@ -145,36 +145,8 @@ static MlirValue slice(lw_ctx *cx, MlirValue v, const int64_t *start, const int6
   return lw_op1(cx, "tosa.slice", 3, ops, tw_tensor(cx, tw_elem(v), rank, size), NULL);
 }
 
-/* The slice [start, start + len) of axis `axis`. */
-static MlirValue slice_axis(lw_ctx *cx, MlirValue v, int axis, int64_t start, int64_t len) {
-  int64_t begin[TW_MAX_RANK] = {0}, size[TW_MAX_RANK];
-  int rank = value_sizes(v, size);
-  if (rank < 0) return (MlirValue){NULL};
-  if (start == 0 && len == size[axis]) return v;
-  begin[axis] = start, size[axis] = len;
-  return slice(cx, v, begin, size);
-}
 
-static MlirValue reverse(lw_ctx *cx, MlirValue v, int axis) {
-  char attrs[32];
-  snprintf(attrs, sizeof(attrs), "axis = %d : i32", axis);
-  return lw_op1(cx, "tosa.reverse", 1, &v, mlirValueGetType(v), attrs);
-}
 
-/* tosa.concat of n static values along axis. */
-static MlirValue concat(lw_ctx *cx, int n, const MlirValue *in, int axis) {
-  int64_t sizes[TW_MAX_RANK], total = 0;
-  int rank = -1;
-  for (int i = 0; i < n; i++) {
-    if (mlirValueIsNull(in[i]) || (rank = value_sizes(in[i], sizes)) < 0) return (MlirValue){NULL};
-    total += sizes[axis];
-  }
-  if (n == 1) return in[0];
-  sizes[axis] = total;
-  char attrs[32];
-  snprintf(attrs, sizeof(attrs), "axis = %d : i32", axis);
-  return lw_op1(cx, "tosa.concat", n, in, tw_tensor(cx, tw_elem(in[0]), rank, sizes), attrs);
-}
 
 static MlirValue tile(lw_ctx *cx, MlirValue v, const int64_t *multiples) {
   int64_t sizes[TW_MAX_RANK];
@@ -310,7 +282,7 @@ o2m_status tw_lower_concat(lw_ctx *cx) {
   }
   int axis = 0;
   if ((s = axis_attr(cx, 0, tw_rank(in[0]), &axis))) return s;
-  return lw_set_out(cx, 0, concat(cx, n, in, axis));
+  return lw_set_out(cx, 0, tw_concat(cx, n, in, axis));
 }
 
 /* Split: consecutive slices sized as the inferred outputs. */
@@ -327,7 +299,7 @@ o2m_status tw_lower_split(lw_ctx *cx) {
   for (int i = 0; i < cx->node->n_outputs; i++) {
     int64_t out[TW_MAX_RANK];
     if (out_sizes(cx, i, out) != rank) return lw_unsupported(cx, "output %d has no static shape", i);
-    if (lw_out_present(cx, i) && (s = lw_set_out(cx, i, slice_axis(cx, x, axis, start, out[axis]))))
+    if (lw_out_present(cx, i) && (s = lw_set_out(cx, i, tw_slice_axis(cx, x, axis, start, out[axis]))))
       return s;
     start += out[axis];
   }
@@ -343,7 +315,7 @@ static MlirValue strided_axis(lw_ctx *cx, MlirValue v, int axis, int64_t start, 
   int rank = value_sizes(v, sizes);
   if (rank < 0) return (MlirValue){NULL};
   int64_t span = count * step, avail = sizes[axis] - start;
-  v = slice_axis(cx, v, axis, start, span < avail ? span : avail);
+  v = tw_slice_axis(cx, v, axis, start, span < avail ? span : avail);
   if (step == 1 || count == 0) return v;
   if (span > avail) {
     int64_t pads[2 * TW_MAX_RANK] = {0};
@@ -353,7 +325,7 @@ static MlirValue strided_axis(lw_ctx *cx, MlirValue v, int axis, int64_t start, 
   int64_t split[TW_MAX_RANK + 1];
   for (int k = 0; k <= rank; k++) split[k] = k < axis ? sizes[k] : k == axis ? count : k == axis + 1 ? step : sizes[k - 1];
   v = tw_reshape(cx, v, rank + 1, split);
-  v = slice_axis(cx, v, axis + 1, 0, 1);
+  v = tw_slice_axis(cx, v, axis + 1, 0, 1);
   sizes[axis] = count;
   return tw_reshape(cx, v, rank, sizes);
 }
@@ -382,7 +354,7 @@ o2m_status tw_lower_slice(lw_ctx *cx) {
     int64_t mag = step > 0 ? step : step < -d ? d + 1 : -step; /* no overflow of -INT64_MIN */
     int64_t count = step > 0 ? (e > b ? (e - b - 1) / mag + 1 : 0) : (b > e ? (b - e - 1) / mag + 1 : 0);
     if (count <= 1) step = step > 0 ? 1 : -1; /* one element: no stride */
-    if (step < 0) x = reverse(cx, x, axis), b = d - 1 - b, step = -step;
+    if (step < 0) x = tw_reverse(cx, x, axis), b = d - 1 - b, step = -step;
     x = strided_axis(cx, x, axis, b, step, count);
     if (mlirValueIsNull(x)) return lw_error(cx, "internal: slice of axis %d", axis);
   }
@@ -397,16 +369,16 @@ static o2m_status pad_axis(lw_ctx *cx, const char *mode, MlirValue *x, int axis,
   MlirValue pieces[3] = {{NULL}, *x, {NULL}};
   for (int k = 0; k < rank; k++) mult[k] = 1;
   if (strcmp(mode, "edge") == 0) {
-    mult[axis] = before, pieces[0] = before ? tile(cx, slice_axis(cx, *x, axis, 0, 1), mult) : pieces[0];
-    mult[axis] = after, pieces[2] = after ? tile(cx, slice_axis(cx, *x, axis, d - 1, 1), mult) : pieces[2];
+    mult[axis] = before, pieces[0] = before ? tile(cx, tw_slice_axis(cx, *x, axis, 0, 1), mult) : pieces[0];
+    mult[axis] = after, pieces[2] = after ? tile(cx, tw_slice_axis(cx, *x, axis, d - 1, 1), mult) : pieces[2];
   } else if (strcmp(mode, "reflect") == 0) {
     if (before >= d || after >= d) return lw_unsupported(cx, "reflect pads of at least the dim size");
-    if (before) pieces[0] = reverse(cx, slice_axis(cx, *x, axis, 1, before), axis);
-    if (after) pieces[2] = reverse(cx, slice_axis(cx, *x, axis, d - 1 - after, after), axis);
+    if (before) pieces[0] = tw_reverse(cx, tw_slice_axis(cx, *x, axis, 1, before), axis);
+    if (after) pieces[2] = tw_reverse(cx, tw_slice_axis(cx, *x, axis, d - 1 - after, after), axis);
   } else if (strcmp(mode, "wrap") == 0) {
     if (before > d || after > d) return lw_unsupported(cx, "wrap pads larger than the dim size");
-    if (before) pieces[0] = slice_axis(cx, *x, axis, d - before, before);
-    if (after) pieces[2] = slice_axis(cx, *x, axis, 0, after);
+    if (before) pieces[0] = tw_slice_axis(cx, *x, axis, d - before, before);
+    if (after) pieces[2] = tw_slice_axis(cx, *x, axis, 0, after);
   } else {
     return lw_unsupported(cx, "pad mode '%s'", mode);
   }
@@ -414,7 +386,7 @@ static o2m_status pad_axis(lw_ctx *cx, const char *mode, MlirValue *x, int axis,
   int m = 0;
   for (int i = 0; i < 3; i++)
     if (!mlirValueIsNull(pieces[i])) parts[m++] = pieces[i];
-  *x = concat(cx, m, parts, axis);
+  *x = tw_concat(cx, m, parts, axis);
   return O2M_OK;
 }
 
