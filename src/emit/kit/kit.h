@@ -37,6 +37,15 @@
 struct lw_ctx;
 typedef o2m_status (*lw_lower_fn)(struct lw_ctx *cx);
 
+/* A row of a target's lowering table (NULL op_type ends it). */
+typedef struct lw_lowering {
+  const char *op_type;
+  lw_lower_fn lower;
+} lw_lowering;
+/* The row of a default-domain op in a table, or NULL (the first row of an
+ * op wins). */
+lw_lower_fn lw_lowering_in(const lw_lowering *table, const char *domain, const char *op_type);
+
 /* A lowering target: its name in messages, its lowering table, the
  * dialects it emits and how it writes a tensor constant. */
 typedef struct lw_target {

@@ -438,6 +438,13 @@ MlirValue lw_cast_tensor(lw_ctx *cx, MlirValue v, MlirType type) {
 
 /* ---- lowering a graph's nodes --------------------------------------------- */
 
+lw_lower_fn lw_lowering_in(const lw_lowering *table, const char *domain, const char *op_type) {
+  if (domain[0] && strcmp(domain, "ai.onnx") != 0) return NULL;
+  for (int i = 0; table[i].op_type; i++)
+    if (strcmp(table[i].op_type, op_type) == 0) return table[i].lower;
+  return NULL;
+}
+
 int lw_node_needs_code(const o2m_node *n) {
   for (int i = 0; i < n->n_outputs; i++)
     if (n->outputs[i] && !n->outputs[i]->known) return 1;

@@ -116,20 +116,14 @@ MlirValue lw_named(lw_ctx *cx, const char *name, int n_ins, const MlirValue *ins
 
 /* ---- nodes ---------------------------------------------------------------- */
 
-static const struct {
-  const char *op_type;
-  lw_lower_fn lower;
-} lowerings[] = {
+static const lw_lowering lowerings[] = {
 #define LOWER(op, fn) {op, fn},
 #include "emit/linalg/lower_rules.def"
 #undef LOWER
     {NULL, NULL}};
 
 lw_lower_fn lw_lowering_for(const char *domain, const char *op_type) {
-  if (domain[0] && strcmp(domain, "ai.onnx") != 0) return NULL;
-  for (int i = 0; lowerings[i].op_type; i++)
-    if (strcmp(lowerings[i].op_type, op_type) == 0) return lowerings[i].lower;
-  return NULL;
+  return lw_lowering_in(lowerings, domain, op_type);
 }
 
 MlirValue lw_filled(lw_ctx *cx, MlirType type, const MlirValue *dims, MlirValue scalar) {

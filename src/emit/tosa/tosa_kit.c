@@ -379,18 +379,12 @@ MlirValue tw_reduce(lw_ctx *cx, const char *op, MlirValue x, int axis) {
 
 /* ---- the lowering table ----------------------------------------------------- */
 
-static const struct {
-  const char *op_type;
-  lw_lower_fn lower;
-} lowerings[] = {
+static const lw_lowering lowerings[] = {
 #define LOWER(op, fn) {op, fn},
 #include "emit/tosa/tosa_rules.def"
 #undef LOWER
     {NULL, NULL}};
 
 lw_lower_fn tw_lowering_for(const char *domain, const char *op_type) {
-  if (domain[0] && strcmp(domain, "ai.onnx") != 0) return NULL;
-  for (int i = 0; lowerings[i].op_type; i++)
-    if (strcmp(lowerings[i].op_type, op_type) == 0) return lowerings[i].lower;
-  return NULL;
+  return lw_lowering_in(lowerings, domain, op_type);
 }
