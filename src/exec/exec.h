@@ -30,12 +30,12 @@ typedef struct o2m_exec o2m_exec;
 MlirContext o2m_exec_context_create(void);
 
 /* Runs MLIR's verifier on `module`; on failure the message holds MLIR's
- * first error with its location. */
+ * first error with its location (then up to 15 more, a line each). */
 o2m_status o2m_exec_verify(MlirModule module, o2m_diag *diag);
 
 /* Runs one pass (or pipeline) given in MLIR's textual form, anchored on
  * the module ("tosa-validate", "func.func(canonicalize)", ...); a failure
- * names the pass and MLIR's first error. */
+ * names the pass and MLIR's errors (the first, then up to 15 more). */
 o2m_status o2m_exec_run_pass(MlirModule module, const char *pass, o2m_diag *diag);
 
 typedef struct o2m_exec_options {

@@ -24,7 +24,7 @@ typedef struct exec_arg {
 
 /* The first MLIR error of a step, "location: message", and how many. */
 typedef struct exec_errors {
-  char text[1024];
+  char text[2048]; /* the first error, then up to MAX_MORE others, a line each */
   int count;
   MlirContext ctx;
   MlirDiagnosticHandlerID id;

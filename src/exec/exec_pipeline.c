@@ -48,14 +48,17 @@ static void append(MlirStringRef s, void *user) {
 }
 
 static MlirLogicalResult on_diagnostic(MlirDiagnostic d, void *user) {
+  enum { MAX_MORE = 15 }; /* a validation pass reports every op it refuses */
   exec_errors *errors = user;
   if (mlirDiagnosticGetSeverity(d) != MlirDiagnosticError) return mlirLogicalResultSuccess();
-  if (errors->count++ == 0) {
-    text_sink sink = {errors->text, sizeof(errors->text), 0};
-    mlirLocationPrint(mlirDiagnosticGetLocation(d), append, &sink);
-    append(mlirStringRefCreateFromCString(": "), &sink);
-    mlirDiagnosticPrint(d, append, &sink);
-  }
+  if (errors->count++ > MAX_MORE) return mlirLogicalResultSuccess();
+  size_t len = strlen(errors->text);
+  while (len && (errors->text[len - 1] == '\n' || errors->text[len - 1] == ' ')) errors->text[--len] = '\0';
+  text_sink sink = {errors->text, sizeof(errors->text), len};
+  if (len) append(mlirStringRefCreateFromCString("\n  "), &sink);
+  mlirLocationPrint(mlirDiagnosticGetLocation(d), append, &sink);
+  append(mlirStringRefCreateFromCString(": "), &sink);
+  mlirDiagnosticPrint(d, append, &sink);
   return mlirLogicalResultSuccess();
 }
 

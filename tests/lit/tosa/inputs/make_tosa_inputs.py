@@ -107,9 +107,12 @@ npy("d43", d)
 show("GATHER y:", d[[3, 0, 1]][:, 0:3:2])
 
 # int64 data: valid TOSA 1.1.draft (int64 extension), not TOSA 1.0.
-model("tosa_int64", [h.make_node("Add", ["a", "a"], ["y"])], [V("a", I, [2])], [V("y", I, [2])])
-npy("i2", np.array([5, -7], np.int64))
-show("INT64 y:", np.array([10, -14], np.int64))
+model("tosa_int64", [h.make_node("Add", ["a", "a"], ["s"], name="Add"),
+                     h.make_node("Mul", ["s", "a"], ["y"], name="Mul")],
+      [V("a", I, [2])], [V("y", I, [2])])
+a2 = np.array([5, -7], np.int64)
+npy("i2", a2)
+show("INT64 y:", (a2 + a2) * a2)
 
 # A QDQ-quantized CNN as a quantizer exports it: Q/DQ pairs around a Conv
 # (int8 weights per output channel, int32 bias), Relu, MaxPool and a
