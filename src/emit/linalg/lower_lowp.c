@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "emit/linalg/lower_lowp.h"
+#include "util/diag.h"
 
 /* how a format spells NaN, for decoding */
 enum { NAN_NONE, NAN_MAX_MAG, NAN_ABOVE_INF, NAN_NEG_ZERO };
@@ -179,4 +180,81 @@ MlirValue lw_lowp_decode(lw_ctx *cx, MlirValue v, o2m_dtype from) {
 MlirValue lw_lowp_encode(lw_ctx *cx, MlirValue x, o2m_dtype to, int saturate, const char *round_mode) {
   const lowp_format *f = format_of(to);
   return f ? encode(cx, f, x, saturate) : e8m0_encode(cx, x, saturate, round_mode);
+}
+
+/* ---- float8 conversions in a built module ------------------------------------------- */
+
+/* The ONNX dtype of a float8 MLIR type this codec takes, or 0. */
+static o2m_dtype float8_of(MlirType t) {
+  if (mlirTypeIsAFloat8E4M3FN(t)) return O2M_DT_FLOAT8E4M3FN;
+  if (mlirTypeIsAFloat8E5M2(t)) return O2M_DT_FLOAT8E5M2;
+  return O2M_DT_UNDEFINED;
+}
+
+enum { MAX_CASTS = 4096 };
+
+typedef struct cast_list {
+  MlirOperation ops[MAX_CASTS];
+  int n, overflow;
+} cast_list;
+
+static int is_op(MlirOperation op, const char *name) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
+}
+
+static MlirWalkResult find_casts(MlirOperation op, void *user) {
+  cast_list *l = user;
+  int trunc = is_op(op, "arith.truncf"), ext = is_op(op, "arith.extf");
+  if (!trunc && !ext) return MlirWalkResultAdvance;
+  MlirType t = trunc ? mlirValueGetType(mlirOperationGetResult(op, 0)) : mlirValueGetType(mlirOperationGetOperand(op, 0));
+  if (!float8_of(t)) return MlirWalkResultAdvance;
+  if (l->n == MAX_CASTS) l->overflow = 1;
+  else l->ops[l->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+/* The replacement of one cast, built at the end of cx->block. */
+static MlirValue replacement(lw_ctx *cx, MlirOperation op) {
+  MlirValue x = mlirOperationGetOperand(op, 0);
+  MlirType result = mlirValueGetType(mlirOperationGetResult(op, 0)), f32 = lw_type(cx, "f32");
+  if (is_op(op, "arith.truncf")) {
+    if (!mlirTypeEqual(mlirValueGetType(x), f32)) x = conv(cx, "arith.extf", x, f32);
+    return lw_lowp_encode(cx, x, float8_of(result), 0, NULL);
+  }
+  MlirValue y = lw_lowp_decode(cx, x, float8_of(mlirValueGetType(x)));
+  return mlirTypeEqual(result, f32) ? y : conv(cx, "arith.truncf", y, result);
+}
+
+o2m_status lw_emulate_float8_casts(MlirModule module, o2m_diag *diag) {
+  static cast_list list; /* one module at a time (runs are one per process) */
+  list.n = list.overflow = 0;
+  mlirOperationWalk(mlirModuleGetOperation(module), find_casts, &list, MlirWalkPostOrder);
+  if (list.overflow) return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "more than %d float8 conversions", MAX_CASTS);
+  lw_ctx cx;
+  memset(&cx, 0, sizeof(cx));
+  cx.mc = mlirModuleGetContext(module);
+  cx.diag = diag;
+  for (int i = 0; i < list.n; i++) {
+    MlirOperation op = list.ops[i];
+    cx.loc = mlirOperationGetLocation(op);
+    MlirBlock scratch = mlirBlockCreate(0, NULL, NULL);
+    cx.block = scratch;
+    MlirValue v = replacement(&cx, op);
+    if (mlirValueIsNull(v)) {
+      mlirBlockDestroy(scratch);
+      o2m_arena_free(&cx.scratch);
+      return o2m_fail(diag, O2M_ERR_INTERNAL, "internal: a float8 conversion could not be rewritten");
+    }
+    for (MlirOperation o = mlirBlockGetFirstOperation(scratch); !mlirOperationIsNull(o);) {
+      MlirOperation next = mlirOperationGetNextInBlock(o);
+      mlirOperationMoveBefore(o, op);
+      o = next;
+    }
+    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), v);
+    mlirOperationDestroy(op);
+    mlirBlockDestroy(scratch);
+  }
+  o2m_arena_free(&cx.scratch);
+  return O2M_OK;
 }

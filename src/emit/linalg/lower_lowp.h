@@ -16,4 +16,10 @@ MlirValue lw_lowp_decode(lw_ctx *cx, MlirValue v, o2m_dtype from);
 MlirValue lw_lowp_encode(lw_ctx *cx, MlirValue x, o2m_dtype to, int saturate,
                          const char *round_mode);
 
+/* Rewrites every arith.truncf to and arith.extf from float8 e4m3fn/e5m2
+ * in a module (as upstream lowerings such as tosa-to-linalg make them,
+ * and LLVM cannot lower) into this codec's integer arithmetic; truncf
+ * rounds to nearest even without saturating, as arith.truncf. */
+o2m_status lw_emulate_float8_casts(MlirModule module, o2m_diag *diag);
+
 #endif

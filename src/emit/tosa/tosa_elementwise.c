@@ -291,6 +291,8 @@ o2m_status tw_lower_clip(lw_ctx *cx) {
   return lw_set_out(cx, 0, tw_cast(cx, x, wide, d));
 }
 
+static int is_float8(o2m_dtype d) { return d == O2M_DT_FLOAT8E4M3FN || d == O2M_DT_FLOAT8E5M2; }
+
 o2m_status tw_lower_cast(lw_ctx *cx) {
   o2m_dtype from = lw_in_type(cx, 0)->elem, to = lw_out_type(cx, 0)->elem;
   o2m_status s = tw_check_dtype(cx, from, 1);
@@ -298,6 +300,19 @@ o2m_status tw_lower_cast(lw_ctx *cx) {
   if (s) return s;
   if (from == O2M_DT_UINT64 && to != O2M_DT_INT64 && to != O2M_DT_UINT64)
     return lw_unsupported(cx, "a uint64 source (TOSA has no 64-bit unsigned integers)");
+  int f8_from = is_float8(from), f8_to = is_float8(to);
+  if (f8_from || f8_to) { /* TOSA casts fp8 to and from f16/bf16/f32 */
+    o2m_dtype other = f8_from ? to : from;
+    if (!lw_dtype_is_float(other) || (f8_from && f8_to))
+      return lw_unsupported(cx, "a cast between %s and %s (TOSA's fp8 casts are to and from floats)",
+                            o2m_dtype_name(from), o2m_dtype_name(to));
+    MlirValue x = lw_in(cx, 0);
+    if (f8_to && lw_attr_int(cx, "saturate", 1)) { /* ONNX: out-of-range values and inf saturate */
+      double max = to == O2M_DT_FLOAT8E4M3FN ? 448.0 : 57344.0;
+      x = tw_clamp(cx, x, -max, max);
+    }
+    return lw_set_out(cx, 0, lw_op1(cx, "tosa.cast", 1, &x, lw_tensor_type(cx, lw_out_type(cx, 0)), NULL));
+  }
   return lw_set_out(cx, 0, tw_cast(cx, lw_in(cx, 0), from, to));
 }
 

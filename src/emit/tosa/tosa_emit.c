@@ -12,6 +12,7 @@
 #include <mlir-c/Dialect/Tosa.h>
 
 #include "emit/emit.h"
+#include "emit/linalg/lower_lowp.h"
 #include "emit/tosa/tosa_kit.h"
 #include "exec/exec.h"
 #include "util/diag.h"
@@ -148,7 +149,8 @@ o2m_status o2m_tosa_to_linalg(MlirModule module, o2m_diag *diag) {
   o2m_status s = O2M_OK;
   for (size_t i = 0; !s && i < sizeof(to_linalg) / sizeof(to_linalg[0]); i++)
     s = o2m_exec_run_pass(module, to_linalg[i], diag);
-  return s;
+  /* float8 casts become the integer arithmetic LLVM can run */
+  return s ? s : lw_emulate_float8_casts(module, diag);
 }
 
 o2m_status o2m_emit_tosa_module_io(o2m_model *model, MlirContext mc, const struct o2m_io_value *inputs,

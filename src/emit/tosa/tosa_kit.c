@@ -15,6 +15,8 @@ static MlirStringRef str_ref(const char *s) { return mlirStringRefCreateFromCStr
 
 int tw_dtype_ok(o2m_dtype d, int unsigned_ok) {
   switch (d) {
+  case O2M_DT_FLOAT8E4M3FN: case O2M_DT_FLOAT8E5M2: /* the fp8 extensions; casts only */
+    return 1;
   case O2M_DT_FLOAT: case O2M_DT_FLOAT16: case O2M_DT_BFLOAT16: case O2M_DT_BOOL:
   case O2M_DT_INT8: case O2M_DT_INT16: case O2M_DT_INT32: case O2M_DT_INT64:
     return 1;

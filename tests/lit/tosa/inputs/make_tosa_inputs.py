@@ -150,3 +150,12 @@ model("tosa_qdq_cnn", [
      init("ys", np.array(ys)), init("yz", np.array(0, u8)), init("shape", np.array([1, 16], np.int64)),
      init("mq", mq), init("ms", np.array(ms)), init("hs", np.array(hs)), init("hz", np.array(128, u8))])
 npy("xq1244", (rng.random((1, 2, 4, 4)).astype(np.float32) * 6 - 3))
+
+# float8 (the fp8e4m3 extension): Cast to FLOAT8E4M3FN saturates (a clamp
+# to +-448 first) and rounds to nearest even; the way back is exact.
+model("tosa_fp8", [h.make_node("Cast", ["x"], ["q"], to=17),  # FLOAT8E4M3FN (newer than this onnx)
+                   h.make_node("Cast", ["q"], ["y"], to=F)],
+      [V("x", F, [4])], [V("y", F, [4])])
+npy("f8in", np.array([1.3, -300.7, 1000, 0.01], np.float32))
+print("FP8 y: float32 [4] 1.25 -288 448 0.00976562 (by hand: e4m3fn steps 0.125 near 1, 32 near 300, "
+      "max 448, subnormal step 2^-9)")
