@@ -24,10 +24,22 @@ static void load_dialects(MlirContext mc) {
     mlirDialectHandleLoadDialect(handles[i], mc);
 }
 
-/* A Loop with scan outputs is left to the transform layer (unrolled when
- * its trip count is known): tosa.while_loop cannot build them. */
+/* Whether a pool has a dilation other than 1. */
+static int dilated(const o2m_node *n) {
+  const o2m_attr *a = o2m_node_attr(n, "dilations");
+  for (int i = 0; a && a->type == O2M_ATTR_INTS && i < a->count; i++)
+    if (a->ints[i] != 1) return 1;
+  return 0;
+}
+
+/* Forms of ops in the table that TOSA cannot express, left to the
+ * transform layer: a Loop with scan outputs (unrolled when its trip count
+ * is known; tosa.while_loop cannot build them), dilated pools (strided
+ * slices; TOSA's pools have no dilation). */
 static int keeps(const o2m_node *n) {
-  return !(strcmp(n->op_type, "Loop") == 0 && n->n_outputs > n->n_inputs - 2);
+  if (strcmp(n->op_type, "Loop") == 0) return n->n_outputs <= n->n_inputs - 2;
+  if (strcmp(n->op_type, "MaxPool") == 0 || strcmp(n->op_type, "AveragePool") == 0) return !dilated(n);
+  return 1;
 }
 
 static const lw_target tosa_target = {"TOSA", tw_lowering_for, load_dialects, "tosa.const",
