@@ -99,9 +99,10 @@ int o2m_fuse_qdq(o2m_rewriter *rw, o2m_node **dead, int *n_dead, o2m_keeps_op_fn
     const o2m_tensor *xst = known(xs), *wst = known(ws), *bt = known(b);
     if (dqb && dqb->inputs[0] && dqb->inputs[0]->type.elem == O2M_DT_INT32 && dq_operands_any(dqb, &bq, &bs, &bzp)) {
       const o2m_tensor *bst = known(bs);
-      for (int64_t c = 0; bst && c < bst->count; c++) {
+      int64_t n = bst && bst->count > wst->count ? bst->count : wst->count;
+      for (int64_t c = 0; bst && c < n; c++) { /* every channel: b_scale = x_scale * w_scale */
         double want = o2m_tensor_get_float(xst, 0) * o2m_tensor_get_float(wst, wst->count > 1 ? c : 0);
-        if (fabs(o2m_tensor_get_float(bst, c) - want) > 1e-6 * want) bst = NULL;
+        if (fabs(o2m_tensor_get_float(bst, bst->count > 1 ? c : 0) - want) > 1e-6 * want) bst = NULL;
       }
       if (!bst || (bzp && known(bzp) && o2m_tensor_get_float(known(bzp), 0) != 0)) return 0;
       bias = bq;

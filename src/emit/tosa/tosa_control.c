@@ -137,16 +137,11 @@ static o2m_status build_body(lw_ctx *cx, const o2m_graph *body, MlirBlock block,
   args[0] = mlirBlockGetArgument(block, STATE_I);
   args[1] = mlirBlockGetArgument(block, STATE_COND);
   for (int k = 0; k < n_v; k++) args[2 + k] = mlirBlockGetArgument(block, STATE_V + k);
-  /* the body's iteration-number input may be declared rank 0 or 1 */
-  const o2m_type *iter_type = &body->input_values[0]->type;
-  if (iter_type->kind == O2M_TYPE_TENSOR && iter_type->rank == 1) {
+  /* the body's iteration-number and condition inputs may be declared rank 0 or 1 */
+  for (int k = 0; k < 2; k++) {
+    const o2m_type *t = &body->input_values[k]->type;
     int64_t one[1] = {1};
-    args[0] = tw_reshape(cx, args[0], 1, one);
-  }
-  const o2m_type *cond_type = &body->input_values[1]->type;
-  if (cond_type->kind == O2M_TYPE_TENSOR && cond_type->rank == 1) {
-    int64_t one[1] = {1};
-    args[1] = tw_reshape(cx, args[1], 1, one);
+    if (t->kind == O2M_TYPE_TENSOR && t->rank == 1) args[k] = tw_reshape(cx, args[k], 1, one);
   }
   o2m_status s = lw_lower_subgraph(cx, body, 2 + n_v, args, yields);
   if (!s) {

@@ -133,21 +133,37 @@ o2m_status tw_lower_conv_integer(lw_ctx *cx) {
   return s ? s : tw_set_channels_last_out(cx, acc, tw_rank(lw_in(cx, 0)));
 }
 
+/* The requantization of QLinearConv / QLinearMatMul: scales at inputs 1
+ * (per tensor), 4 (per tensor or output channel) and 6 (per tensor), the
+ * output zero point at 7 (0 when absent and !zp_required). */
+typedef struct qlinear {
+  double *xs, *ws, *ys;
+  int64_t nw, yzp;
+  o2m_dtype yd;
+} qlinear;
+
+static o2m_status qlinear_params(lw_ctx *cx, int zp_required, qlinear *q) {
+  int64_t nx, ny, *yzp_v;
+  q->yd = lw_out_type(cx, 0)->elem;
+  o2m_status s = scales(cx, 1, &q->xs, &nx);
+  if (s || (s = scales(cx, 4, &q->ws, &q->nw)) || (s = scales(cx, 6, &q->ys, &ny))) return s;
+  if (nx != 1 || ny != 1) return lw_unsupported(cx, "per-channel input or output scales");
+  if (!is_8bit(q->yd)) return lw_unsupported(cx, "a %s output", o2m_dtype_name(q->yd));
+  q->yzp = 0;
+  if (!zp_required && !lw_in_present(cx, 7)) return O2M_OK;
+  if (lw_in_known_ints(cx, 7, &yzp_v) != 1) return lw_unsupported(cx, "the output zero point is not a known scalar");
+  q->yzp = yzp_v[0];
+  return O2M_OK;
+}
+
 /* QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B). */
 o2m_status tw_lower_qlinear_conv(lw_ctx *cx) {
-  double *xs, *ws, *ys;
-  int64_t nx, nw, ny, yzp, *yzp_v;
-  o2m_dtype yd = lw_out_type(cx, 0)->elem;
-  o2m_status s = scales(cx, 1, &xs, &nx);
-  if (s || (s = scales(cx, 4, &ws, &nw)) || (s = scales(cx, 6, &ys, &ny))) return s;
-  if (nx != 1 || ny != 1) return lw_unsupported(cx, "per-channel input or output scales");
-  if (!is_8bit(yd)) return lw_unsupported(cx, "a %s output", o2m_dtype_name(yd));
-  if (!lw_in_present(cx, 7)) yzp = 0;
-  else if (lw_in_known_ints(cx, 7, &yzp_v) == 1) yzp = yzp_v[0];
-  else return lw_unsupported(cx, "the output zero point is not a known scalar");
+  qlinear q;
+  o2m_status s = qlinear_params(cx, 0, &q);
+  if (s) return s;
   MlirValue acc;
   if ((s = int_conv(cx, 0, 2, 3, 5, 8, &acc))) return s;
-  MlirValue y = requantize(cx, acc, xs[0], ws, nw, ys[0], yzp, yd);
+  MlirValue y = requantize(cx, acc, q.xs[0], q.ws, q.nw, q.ys[0], q.yzp, q.yd);
   if (mlirValueIsNull(y)) return lw_unsupported(cx, "a scale TOSA's rescale cannot express");
   return tw_set_channels_last_out(cx, y, tw_rank(lw_in(cx, 0)));
 }
@@ -196,18 +212,12 @@ o2m_status tw_lower_matmul_integer(lw_ctx *cx) {
 
 /* QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp). */
 o2m_status tw_lower_qlinear_matmul(lw_ctx *cx) {
-  double *as, *bs, *ys;
-  int64_t na, nb, ny, yzp, *yzp_v;
-  o2m_dtype yd = lw_out_type(cx, 0)->elem;
-  o2m_status s = scales(cx, 1, &as, &na);
-  if (s || (s = scales(cx, 4, &bs, &nb)) || (s = scales(cx, 6, &ys, &ny))) return s;
-  if (na != 1 || ny != 1) return lw_unsupported(cx, "per-row or per-output scales");
-  if (!is_8bit(yd)) return lw_unsupported(cx, "a %s output", o2m_dtype_name(yd));
-  if (lw_in_known_ints(cx, 7, &yzp_v) != 1) return lw_unsupported(cx, "the output zero point is not a known scalar");
-  yzp = yzp_v[0];
+  qlinear q;
+  o2m_status s = qlinear_params(cx, 1, &q);
+  if (s) return s;
   MlirValue acc;
   if ((s = int_matmul(cx, 0, 2, 3, 5, &acc))) return s;
-  MlirValue y = requantize(cx, acc, as[0], bs, nb, ys[0], yzp, yd);
+  MlirValue y = requantize(cx, acc, q.xs[0], q.ws, q.nw, q.ys[0], q.yzp, q.yd);
   if (mlirValueIsNull(y)) return lw_unsupported(cx, "a scale TOSA's rescale cannot express");
   return set_matmul_out(cx, y);
 }

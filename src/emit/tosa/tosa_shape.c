@@ -80,6 +80,12 @@ static o2m_status check_node(lw_ctx *cx, int unsigned_ok) {
   return s;
 }
 
+/* check_node, then input 0 as static_input reads it. */
+static o2m_status checked_input(lw_ctx *cx, int unsigned_ok, MlirValue *x, int64_t *sizes, int *rank) {
+  o2m_status s = check_node(cx, unsigned_ok);
+  return s ? s : static_input(cx, 0, x, sizes, rank);
+}
+
 /* ---- constants ---------------------------------------------------------------- */
 
 static MlirValue const_attr(lw_ctx *cx, MlirType type, MlirAttribute value) {
@@ -235,11 +241,10 @@ o2m_status tw_lower_transpose(lw_ctx *cx) {
 
 /* DepthToSpace and SpaceToDepth: reshape to 6 dims, transpose, reshape. */
 static o2m_status depth_space(lw_ctx *cx, int to_space) {
-  o2m_status s = check_node(cx, 1);
   MlirValue x;
   int64_t in[TW_MAX_RANK], out[TW_MAX_RANK];
   int rank;
-  if (!s) s = static_input(cx, 0, &x, in, &rank);
+  o2m_status s = checked_input(cx, 1, &x, in, &rank);
   if (s) return s;
   if (rank != 4 || out_sizes(cx, 0, out) != 4) return lw_unsupported(cx, "needs a static 4-D input");
   int64_t b = lw_attr_int(cx, "blocksize", 0), n = in[0], c = in[1], h = in[2], w = in[3];
@@ -287,11 +292,10 @@ o2m_status tw_lower_concat(lw_ctx *cx) {
 
 /* Split: consecutive slices sized as the inferred outputs. */
 o2m_status tw_lower_split(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 1);
   MlirValue x;
   int64_t in[TW_MAX_RANK];
   int rank;
-  if (!s) s = static_input(cx, 0, &x, in, &rank);
+  o2m_status s = checked_input(cx, 1, &x, in, &rank);
   if (s) return s;
   int axis = 0;
   if ((s = axis_attr(cx, 0, rank, &axis))) return s;
@@ -331,11 +335,10 @@ static MlirValue strided_axis(lw_ctx *cx, MlirValue v, int axis, int64_t start, 
 }
 
 o2m_status tw_lower_slice(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 1);
   MlirValue x;
   int64_t dims[TW_MAX_RANK];
   int rank;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int64_t *starts, *ends, *axes = NULL, *steps = NULL;
   int n = (int)lw_in_known_ints(cx, 1, &starts);
@@ -409,11 +412,10 @@ static MlirValue pad_runtime_value(lw_ctx *cx, MlirValue x, const int64_t *pads,
 }
 
 o2m_status tw_lower_pad(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 1);
   MlirValue x;
   int64_t dims[TW_MAX_RANK];
   int rank;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int64_t *given, *axes = NULL, pads[2 * TW_MAX_RANK] = {0};
   int n = (int)lw_in_known_ints(cx, 1, &given);
@@ -449,11 +451,10 @@ o2m_status tw_lower_pad(lw_ctx *cx) {
 }
 
 o2m_status tw_lower_tile(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 1);
   MlirValue x;
   int64_t dims[TW_MAX_RANK], *repeats;
   int rank;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   if (lw_in_known_ints(cx, 1, &repeats) != rank) return lw_unsupported(cx, "TOSA tile needs known repeats");
   return lw_set_out(cx, 0, tile(cx, x, repeats));
@@ -461,11 +462,10 @@ o2m_status tw_lower_tile(lw_ctx *cx) {
 
 /* Expand: the input at the result's rank, tiled along its size-1 dims. */
 o2m_status tw_lower_expand(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 1);
   MlirValue x;
   int64_t dims[TW_MAX_RANK], out[TW_MAX_RANK], mult[TW_MAX_RANK];
   int rank;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int r = out_sizes(cx, 0, out);
   if (r < rank) return lw_unsupported(cx, "TOSA expand needs a static result shape");
@@ -481,11 +481,10 @@ o2m_status tw_lower_expand(lw_ctx *cx) {
 
 /* ReverseSequence: a gather along time, per batch, of len-1-t (t < len). */
 o2m_status tw_lower_reverse_sequence(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 1);
   MlirValue x;
   int64_t dims[TW_MAX_RANK];
   int rank;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int batch = (int)lw_attr_int(cx, "batch_axis", 1), perm[TW_MAX_RANK];
   if (rank < 2) return lw_error(cx, "ReverseSequence needs rank 2 or more");
@@ -522,11 +521,10 @@ static MlirValue diagonal_mask(lw_ctx *cx, int rank, int64_t rows, int64_t cols,
 }
 
 o2m_status tw_lower_trilu(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 0);
   MlirValue x;
   int64_t dims[TW_MAX_RANK], *kv, k = 0;
   int rank;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 0, &x, dims, &rank);
   if (s) return s;
   if (lw_in_present(cx, 1)) {
     if (lw_in_known_ints(cx, 1, &kv) != 1) return lw_unsupported(cx, "TOSA Trilu needs a known k");
@@ -550,11 +548,10 @@ o2m_status tw_lower_eye_like(lw_ctx *cx) {
 
 /* OneHot: an i32 iota along the new axis compared with the indices. */
 o2m_status tw_lower_onehot(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 0);
   MlirValue x;
   int64_t dims[TW_MAX_RANK], *depth_v, out[TW_MAX_RANK];
   int rank;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 0, &x, dims, &rank);
   if (s) return s;
   const o2m_tensor *dt = lw_in_known(cx, 1);
   if (!dt || dt->count != 1) return lw_unsupported(cx, "TOSA OneHot needs a known depth");
@@ -581,11 +578,10 @@ o2m_status tw_lower_onehot(lw_ctx *cx) {
 /* Gather: data viewed as [N, K, C] around the axis; the indices, made
  * non-negative, repeated for each of the N rows. */
 o2m_status tw_lower_gather(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 1);
   MlirValue x;
   int64_t dims[TW_MAX_RANK], out[TW_MAX_RANK];
   int rank;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int axis = 0, r = out_sizes(cx, 0, out);
   if ((s = axis_attr(cx, 0, rank, &axis))) return s;
@@ -619,11 +615,10 @@ static MlirValue element_positions(lw_ctx *cx, int rank, const int64_t *dims, in
 }
 
 o2m_status tw_lower_gather_elements(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 1);
   MlirValue x;
   int64_t dims[TW_MAX_RANK], out[TW_MAX_RANK];
   int rank;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int axis = 0;
   if ((s = axis_attr(cx, 0, rank, &axis))) return s;
@@ -678,11 +673,10 @@ static o2m_status dense_scatter(lw_ctx *cx, MlirValue data, MlirValue pos, MlirV
 }
 
 o2m_status tw_lower_scatter_elements(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 0);
   MlirValue x;
   int64_t dims[TW_MAX_RANK];
   int rank;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 0, &x, dims, &rank);
   if (s) return s;
   int axis = 0;
   if ((s = axis_attr(cx, 0, rank, &axis))) return s;
@@ -718,11 +712,10 @@ static MlirValue nd_positions(lw_ctx *cx, int rank, const int64_t *dims, int bat
 }
 
 o2m_status tw_lower_gather_nd(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 1);
   MlirValue x;
   int64_t dims[TW_MAX_RANK], out[TW_MAX_RANK];
   int rank, q = 0;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int batch = (int)lw_attr_int(cx, "batch_dims", 0), r = out_sizes(cx, 0, out);
   MlirValue pos = nd_positions(cx, rank, dims, batch, 1, &q);
@@ -732,11 +725,10 @@ o2m_status tw_lower_gather_nd(lw_ctx *cx) {
 }
 
 o2m_status tw_lower_scatter_nd(lw_ctx *cx) {
-  o2m_status s = check_node(cx, 0);
   MlirValue x;
   int64_t dims[TW_MAX_RANK];
   int rank, q = 0;
-  if (!s) s = static_input(cx, 0, &x, dims, &rank);
+  o2m_status s = checked_input(cx, 0, &x, dims, &rank);
   if (s) return s;
   MlirValue pos = nd_positions(cx, rank, dims, 0, 1, &q), updates = lw_in(cx, 2);
   int64_t c = product(rank - q, dims + q), flat[2] = {mlirValueIsNull(pos) ? 0 : tw_size(pos, 1), c};
