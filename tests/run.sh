@@ -5,6 +5,8 @@
 #   lit      FileCheck tests of emitted MLIR (tests/lit)
 #   import   every ONNX test-suite model imported and parsed by mlir-opt-22,
 #            against the ratchet tests/conformance/torch-import.pass
+#   stablehlo the same with --to stablehlo (each module also passes the
+#            StableHLO spec checker), against tests/conformance/stablehlo.pass
 #   linalg   every ONNX test-suite model run end to end on the linalg target
 #            (`onnx2mlir test`), against the ratchet tests/conformance/linalg.pass
 #   tosa     the same on the tosa target (TOSA, validated, run through
@@ -59,16 +61,19 @@ lit_pass=$(grep -oE 'Passed *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' || echo 
 lit_fail=$(grep -oE '(Failed|Unresolved|Unexpectedly Passed) *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' | paste -sd+ | bc 2>/dev/null)
 count lit "${lit_pass:-0}" "${lit_fail:-0}"
 
-import_log="$build.import.log"
-tests/conformance/check_import.sh "$build" > "$import_log" 2>&1
-import_rc=$?
-grep -E '^(REGRESSIONS|  |note:)' "$import_log" | head -50
-summary=$(tail -n 1 "$import_log")
-echo "   ($summary; the failures are in $import_log)"
-regressed=$(sed -n '/^REGRESSIONS/,$p' "$import_log" | grep -c '^  ')
-listed=$(wc -l < tests/conformance/torch-import.pass)
-[ "$import_rc" -ne 0 ] && [ "$regressed" -eq 0 ] && regressed=1
-count "import (ratchet of $listed)" $((listed - regressed)) "$regressed"
+run_import() { # run_import TARGET PASSFILE: the import ratchet of an import-only target
+  local log="$build.import-$1.log" rc regressed listed
+  TARGET=$1 tests/conformance/check_import.sh "$build" > "$log" 2>&1
+  rc=$?
+  grep -E '^(REGRESSIONS|  |note:)' "$log" | head -50
+  echo "   ($(tail -n 1 "$log"); the failures are in $log)"
+  regressed=$(sed -n '/^REGRESSIONS/,$p' "$log" | grep -c '^  ')
+  listed=$(wc -l < "tests/conformance/$2")
+  [ "$rc" -ne 0 ] && [ "$regressed" -eq 0 ] && regressed=1
+  count "$1 import (ratchet of $listed)" $((listed - regressed)) "$regressed"
+}
+run_import torch torch-import.pass
+run_import stablehlo stablehlo.pass
 
 run_target() { # run_target TARGET: the conformance ratchet of one lowering target
   local log="$build.$1.log" rc regressed listed

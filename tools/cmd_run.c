@@ -25,7 +25,8 @@ static const char run_help[] =
     "Compiles an ONNX model for the host (MLIR's JIT), specialised to the shapes of\n"
     "the given inputs, runs it once and writes or prints its outputs.\n\n"
     "  --target T        linalg (default); tosa (the TOSA module, run through\n"
-    "                    upstream MLIR's tosa-to-linalg); stablehlo: not implemented yet\n"
+    "                    upstream MLIR's tosa-to-linalg); stablehlo is refused: it runs\n"
+    "                    in StableHLO's interpreter (see import --to stablehlo)\n"
     "  --inputs DIR      read input_<i>.pb (ONNX TensorProto), one per graph input\n"
     "                    without initializer, in graph order (the ONNX test layout)\n"
     "  --input NAME=FILE the input NAME from FILE (.pb or .npy; told apart by content);\n"
@@ -234,7 +235,10 @@ int cmd_run(int argc, char **argv) {
   if (!rc && target != O2M_TARGET_LINALG && target != O2M_TARGET_TOSA && target != O2M_TARGET_STABLEHLO)
     rc = cli_usage_error("run", "unknown target '%s' (linalg, tosa, stablehlo)", a.target);
   if (!rc && target == O2M_TARGET_STABLEHLO) {
-    fprintf(stderr, "onnx2mlir: error: run --target %s is not implemented yet\n", a.target);
+    fprintf(stderr, "onnx2mlir: error: run --target %s: StableHLO runs in StableHLO's own interpreter, "
+                    "which MLIR does not include: write it with `import --to stablehlo` and run it with "
+                    "stablehlo-translate --interpret (tests/conformance/check_stablehlo.sh does so for "
+                    "the test suites)\n", a.target);
     rc = EXIT_MODEL;
   }
   o2m_diag diag = cli_diag();

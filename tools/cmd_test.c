@@ -25,7 +25,8 @@ static const char test_help[] =
     "of read, infer, unsupported, emit, verify, compile, run, mismatch, and\n"
     "'SKIP <test>: <reason>' for tests that cannot apply, then\n"
     "'N passed, N failed, N skipped'. Exit status 0 when every test run passed.\n\n"
-    "  --target T             linalg (default), tosa; stablehlo: not implemented yet\n"
+    "  --target T             linalg (default), tosa (stablehlo is refused: it runs in\n"
+    "                         StableHLO's interpreter, see check_stablehlo.sh)\n"
     "  -j N                   run N tests in parallel (default 1)\n"
     "  --timeout S            seconds per test before it is killed (default 120)\n"
     "  --json FILE            write a report: per test name, status, class,\n"
@@ -267,7 +268,10 @@ int cmd_test(int argc, char **argv) {
   if (!rc && target != O2M_TARGET_LINALG && target != O2M_TARGET_TOSA && target != O2M_TARGET_STABLEHLO)
     rc = cli_usage_error("test", "unknown target '%s' (linalg, tosa, stablehlo)", a.target);
   if (!rc && target == O2M_TARGET_STABLEHLO) {
-    fprintf(stderr, "onnx2mlir: error: test --target %s is not implemented yet\n", a.target);
+    fprintf(stderr, "onnx2mlir: error: test --target %s: StableHLO runs in StableHLO's own interpreter, "
+                    "which MLIR does not include: write it with `import --to stablehlo` and run it with "
+                    "stablehlo-translate --interpret (tests/conformance/check_stablehlo.sh does so for "
+                    "the test suites)\n", a.target);
     rc = EXIT_MODEL;
   }
   for (int i = 0; !rc && i < a.n_dirs; i++) rc = find_tests(&s, a.dirs[i]);

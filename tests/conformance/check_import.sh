@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# check_import.sh - imports every model of the ONNX test suites to the torch
-# form and checks that mlir-opt-22 parses the output. Compares the passing
-# set with tests/conformance/torch-import.pass (a ratchet: a listed test that
+# check_import.sh - imports every model of the ONNX test suites to an
+# import-only target and checks that mlir-opt-22 parses the output.
+# Compares the passing set with the target's ratchet (a listed test that
 # fails is a regression). Prints a line per failure with its reason class,
 # then "N passed, N failed, N skipped".
-#   usage: check_import.sh BUILD_DIR [--update]
+#   TARGET=torch (default): the torch form, ratchet torch-import.pass
+#   TARGET=stablehlo: StableHLO (the import itself runs the spec checker,
+#                     src/emit/stablehlo/shlo_check.c), ratchet stablehlo.pass
+#   usage: [TARGET=T] check_import.sh BUILD_DIR [--update]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: check_import.sh BUILD_DIR [--update]}" && pwd)
 update=${2:-}
-passfile="$here/torch-import.pass"
+target=${TARGET:-torch}
+case "$target" in
+  torch) passfile="$here/torch-import.pass" ;;
+  stablehlo) passfile="$here/stablehlo.pass" ;;
+  *) echo "check_import.sh: unknown TARGET '$target' (torch, stablehlo)" >&2; exit 2 ;;
+esac
 mlir_opt=${MLIR_OPT:-/usr/lib/llvm-22/bin/mlir-opt}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -33,7 +41,7 @@ done > "$work/list"
 
 check_one() {
   local name=$1 model=$2 out="$work/$(echo "$1" | tr / _)"
-  if ! timeout 120 "$build/onnx2mlir" import "$model" -o "$out.mlir" 2>"$out.err"; then
+  if ! timeout 120 "$build/onnx2mlir" import --to "$target" "$model" -o "$out.mlir" 2>"$out.err"; then
     printf 'FAIL %s import: %s\n' "$name" "$(grep -m1 error "$out.err" | cut -c1-300)"
   elif ! timeout 120 "$mlir_opt" --allow-unregistered-dialect "$out.mlir" -o /dev/null 2>"$out.err"; then
     printf 'FAIL %s verify: %s\n' "$name" "$(head -c 300 "$out.err" | tr '\n' ' ')"
@@ -43,7 +51,7 @@ check_one() {
   rm -f "$out.mlir" "$out.err"
 }
 export -f check_one
-export build work mlir_opt
+export build work mlir_opt target
 
 jobs=${JOBS:-$(nproc)}
 tr '\t' '\n' < "$work/list" | xargs -d '\n' -n 2 -P "$jobs" bash -c 'check_one "$0" "$1"' > "$work/results"
@@ -59,15 +67,15 @@ if [ -f "$passfile" ]; then
   comm -12 <(sort "$passfile") <(echo "$present") | comm -23 - "$work/passed" > "$work/regressed"
   regressions=$(wc -l < "$work/regressed")
   if [ "$regressions" -gt 0 ]; then
-    echo "REGRESSIONS (listed in torch-import.pass but failing):"
+    echo "REGRESSIONS (listed in $(basename "$passfile") but failing):"
     sed 's/^/  /' "$work/regressed"
   fi
   new=$(comm -13 <(sort "$passfile") "$work/passed" | wc -l)
-  [ "$new" -gt 0 ] && echo "note: $new tests pass that torch-import.pass does not list (run with --update)"
+  [ "$new" -gt 0 ] && echo "note: $new tests pass that $(basename "$passfile") does not list (run with --update)"
 fi
 if [ "$update" = "--update" ]; then
   { [ -f "$passfile" ] && cat "$passfile"; cat "$work/passed"; } | sort -u > "$passfile.new"
   mv "$passfile.new" "$passfile"
 fi
-echo "torch import: $passed passed, $((total - passed)) failed, 0 skipped"
+echo "$target import: $passed passed, $((total - passed)) failed, 0 skipped"
 [ "$regressions" -eq 0 ]

@@ -57,6 +57,16 @@ typedef struct lw_target {
   /* NULL, or whether the target lowers this node of an op in its table
    * (0: a form it refuses, left to the transform layer's decompositions) */
   int (*keeps)(const o2m_node *n);
+  /* Non-zero: unsigned dtypes are MLIR's unsigned integers (ui8, ...),
+   * not signless ones (StableHLO spells signedness in its types). */
+  int unsigned_types;
+  /* Non-zero: every tensor constant is a dense literal, never a
+   * dense_resource blob (StableHLO's interpreter and VHLO take only
+   * dense elements). */
+  int dense_constants;
+  /* The op lw_cast_tensor casts between static and dynamic dims with
+   * (NULL: tensor.cast). */
+  const char *cast_op;
 } lw_target;
 
 
@@ -247,6 +257,17 @@ o2m_status lw_seq_out(lw_ctx *cx, int i, int present, int n, const MlirValue *el
 o2m_status lw_lower_seq_identity_with(lw_ctx *cx, lw_lower_fn tensor_identity);
 o2m_status lw_lower_seq_if_with(lw_ctx *cx, lw_lower_fn tensor_if);
 o2m_status lw_lower_optional_get_element_with(lw_ctx *cx, lw_lower_fn tensor_identity);
+/* ConcatFromSequence (one concat; new_axis reshapes each element first)
+ * and SplitToSequence (a slice per piece, reshaped when keepdims drops
+ * the axis) in the target's own shape ops. Static shapes only. */
+typedef struct lw_shape_ops {
+  MlirValue (*reshape)(struct lw_ctx *cx, MlirValue v, int rank, const int64_t *sizes);
+  MlirValue (*concat)(struct lw_ctx *cx, int n, const MlirValue *vs, int axis);
+  MlirValue (*slice_axis)(struct lw_ctx *cx, MlirValue v, int axis, int64_t start, int64_t len);
+  int allow_empty; /* whether the target has empty tensors (split pieces of 0) */
+} lw_shape_ops;
+o2m_status lw_lower_concat_from_sequence_with(lw_ctx *cx, const lw_shape_ops *ops);
+o2m_status lw_lower_split_to_sequence_with(lw_ctx *cx, const lw_shape_ops *ops);
 /* The ops that only move elements: the same on every target. */
 o2m_status lw_lower_sequence_construct(lw_ctx *cx);
 o2m_status lw_lower_sequence_empty(lw_ctx *cx);

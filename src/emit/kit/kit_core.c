@@ -246,8 +246,15 @@ MlirType lw_type(lw_ctx *cx, const char *text) {
 
 MlirType lw_index_type(lw_ctx *cx) { return mlirIndexTypeGet(cx->mc); }
 
+static const char *const unsigned_type_names[O2M_DT_COUNT] = {
+    [O2M_DT_UINT8] = "ui8", [O2M_DT_UINT16] = "ui16", [O2M_DT_UINT32] = "ui32",
+    [O2M_DT_UINT64] = "ui64", [O2M_DT_UINT4] = "ui4", [O2M_DT_UINT2] = "ui2",
+};
+
 MlirType lw_elem_type(lw_ctx *cx, o2m_dtype dtype) {
   if ((unsigned)dtype >= O2M_DT_COUNT || !elem_type_names[dtype]) return (MlirType){NULL};
+  if (cx->target && cx->target->unsigned_types && unsigned_type_names[dtype])
+    return lw_type(cx, unsigned_type_names[dtype]);
   return lw_type(cx, elem_type_names[dtype]);
 }
 
@@ -380,7 +387,8 @@ static MlirAttribute tensor_attr(lw_ctx *cx, const o2m_tensor *t, MlirType type)
     for (int64_t i = 0; i < t->count; i++) bits[i] = t->data[i] != 0;
     return mlirDenseElementsAttrBoolGet(type, (intptr_t)t->count, bits);
   }
-  if (t->origin != O2M_DATA_COMPUTED && t->count > 16 && t->name && t->name[0]) {
+  if (!cx->target->dense_constants && t->origin != O2M_DATA_COMPUTED && t->count > 16 && t->name &&
+      t->name[0]) {
     size_t bytes = (size_t)o2m_dtype_bits(t->dtype) / 8;
     size_t align = bytes ? bytes : 1;
     while (align > 1 && ((uintptr_t)t->data % align)) align /= 2;
@@ -433,7 +441,7 @@ MlirValue lw_empty(lw_ctx *cx, MlirType type, const MlirValue *dims) {
 
 MlirValue lw_cast_tensor(lw_ctx *cx, MlirValue v, MlirType type) {
   if (mlirTypeEqual(mlirValueGetType(v), type)) return v;
-  return lw_op1(cx, "tensor.cast", 1, &v, type, NULL);
+  return lw_op1(cx, cx->target->cast_op ? cx->target->cast_op : "tensor.cast", 1, &v, type, NULL);
 }
 
 /* ---- lowering a graph's nodes --------------------------------------------- */

@@ -1,0 +1,32 @@
+#!/usr/bin/python3
+"""Writes the inputs of the StableHLO lit tests (tests/lit/stablehlo/*.test):
+small ONNX models (the tests also reuse ../../tosa/inputs/*.onnx). Run from
+tests/lit/stablehlo/inputs with Debian's python3-onnx:
+    /usr/bin/python3 make_stablehlo_inputs.py
+"""
+import os
+import sys
+
+from onnx import TensorProto as T
+from onnx import helper as h
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../linalg/inputs"))
+from lit_models import V, model  # noqa: E402
+
+F, I, B, U8, U32 = T.FLOAT, T.INT64, T.BOOL, T.UINT8, T.UINT32
+
+# A dynamic batch dim: broadcasting needs a shape tensor
+# (get_dimension_size, dynamic_broadcast_in_dim); Erf has no StableHLO op
+# and comes from the shared layer's decomposition.
+model("shlo_dynamic", [h.make_node("Add", ["a", "b"], ["s"]),
+                       h.make_node("Erf", ["s"], ["y"])],
+      [V("a", F, ["N", 3]), V("b", F, [3])], [V("y", F, ["N", 3])])
+
+# Unsigned integers keep their signedness in the type (ui8, ui32): divide,
+# compare and the shifts need no extra ops; Sign of unsigned is x != 0.
+model("shlo_unsigned", [h.make_node("Div", ["u", "v"], ["q"]),
+                        h.make_node("BitShift", ["w", "n"], ["r"], direction="RIGHT"),
+                        h.make_node("Sign", ["u"], ["g"]),
+                        h.make_node("Less", ["u", "v"], ["l"])],
+      [V("u", U8, [4]), V("v", U8, [4]), V("w", U32, [4]), V("n", U32, [4])],
+      [V("q", U8, [4]), V("r", U32, [4]), V("g", U8, [4]), V("l", B, [4])])
