@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/core.h"
+#include "onnx/tensor_file.h"
+#include "util/diag.h"
 
 static const char import_help[] =
     "usage: onnx2mlir import MODEL [--to TARGET] [-o FILE] [--data-dir DIR]\n"
-    "                        [--tosa-spec 1.0|1.1.draft]\n\n"
+    "                        [--tosa-spec 1.0|1.1.draft] [--inputs DIR]\n\n"
     "Imports an ONNX model and writes it as MLIR.\n\n"
     "  --to TARGET     torch (default): torch-mlir's ONNX import form\n"
     "                  (torch.operator \"onnx.X\"), for torch-mlir and IREE;\n"
@@ -26,6 +29,10 @@ static const char import_help[] =
     "  -o FILE         output file; FILE.mlirbc writes MLIR bytecode,\n"
     "                  anything else text; default: text to stdout\n"
     "  --data-dir DIR  where external data lives (default: the model's folder)\n"
+    "  --inputs DIR    specialise the module to the inputs DIR/input_<i>.pb (one per\n"
+    "                  graph input without initializer, as `run` reads them): their\n"
+    "                  shapes make the module static, and small inputs read only as\n"
+    "                  parameters (Resize's scales, Pad's pads, ...) become constants\n"
     "  --emit-bytecode write bytecode whatever the file name\n";
 
 typedef struct progress_state {
@@ -49,6 +56,21 @@ static void show_progress(void *user, size_t done, size_t total) {
   if (done == total) fprintf(stderr, "\n");
 }
 
+/* Specialises the model to DIR/input_<i>.pb, read into arena (which must
+ * outlive the import). */
+static o2m_status specialize_to(o2m_model *model, const char *dir, o2m_arena *arena, o2m_diag *diag) {
+  int n = o2m_runtime_input_count(model);
+  o2m_tensor **inputs = o2m_arena_array(arena, (size_t)n + 1, sizeof(o2m_tensor *));
+  if (!inputs) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n; i++) {
+    char *path = o2m_arena_printf(arena, "%s/input_%d.pb", dir, i);
+    if (!path) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+    o2m_status s = o2m_read_tensor_file(arena, path, &inputs[i], diag);
+    if (s) return s;
+  }
+  return o2m_specialize_inputs(model, n, (const o2m_tensor *const *)inputs, diag);
+}
+
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n >= m && strcmp(s + n - m, suffix) == 0;
@@ -56,7 +78,7 @@ static int ends_with(const char *s, const char *suffix) {
 
 int cmd_import(int argc, char **argv) {
   const char *model_path = NULL, *out_path = NULL, *data_dir = NULL, *target_name = "torch";
-  const char *tosa_spec = NULL;
+  const char *tosa_spec = NULL, *inputs_dir = NULL;
   int force_bytecode = 0;
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
@@ -72,6 +94,8 @@ int cmd_import(int argc, char **argv) {
     } else if (cli_flag_value(argc, argv, &i, "--tosa-spec", &tosa_spec)) {
       if (!tosa_spec || (strcmp(tosa_spec, "1.0") != 0 && strcmp(tosa_spec, "1.1.draft") != 0))
         return cli_usage_error("import", "--tosa-spec takes 1.0 or 1.1.draft");
+    } else if (cli_flag_value(argc, argv, &i, "--inputs", &inputs_dir)) {
+      if (!inputs_dir) return cli_usage_error("import", "--inputs needs a folder");
     } else if (strcmp(argv[i], "--emit-bytecode") == 0) {
       force_bytecode = 1;
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -95,10 +119,17 @@ int cmd_import(int argc, char **argv) {
   o2m_load_options options = {data_dir, 0};
   o2m_model *model = NULL;
   if (o2m_model_load(model_path, &options, &model, &diag)) return cli_report(&diag);
+  o2m_arena inputs_arena = {0};
+  if (inputs_dir && specialize_to(model, inputs_dir, &inputs_arena, &diag)) {
+    o2m_model_free(model);
+    o2m_arena_free(&inputs_arena);
+    return cli_report(&diag);
+  }
 
   FILE *out = stdout;
   if (out_path && strcmp(out_path, "-") != 0 && !(out = fopen(out_path, "wb"))) {
     o2m_model_free(model);
+    o2m_arena_free(&inputs_arena);
     fprintf(stderr, "onnx2mlir: error: cannot write '%s'\n", out_path);
     return EXIT_MODEL;
   }
@@ -107,6 +138,7 @@ int cmd_import(int argc, char **argv) {
   o2m_status s = import(model, &io, out, &diag);
   int closed = out == stdout ? fflush(out) : fclose(out);
   o2m_model_free(model);
+  o2m_arena_free(&inputs_arena);
   if (s) {
     if (out_path && out != stdout) remove(out_path);
     return cli_report(&diag);

@@ -43,12 +43,12 @@ check_one() {
   local name=$1 model=$2 out="$work/$(echo "$1" | tr / _)"
   if ! timeout 120 "$build/onnx2mlir" import --to "$target" "$model" -o "$out.mlir" 2>"$out.err"; then
     printf 'FAIL %s import: %s\n' "$name" "$(grep -m1 error "$out.err" | cut -c1-300)"
-  elif ! timeout 120 "$mlir_opt" --allow-unregistered-dialect "$out.mlir" -o /dev/null 2>"$out.err"; then
+  elif ! timeout 120 "$mlir_opt" --allow-unregistered-dialect "$out.mlir" -o "$out.parsed" 2>"$out.err"; then
     printf 'FAIL %s verify: %s\n' "$name" "$(head -c 300 "$out.err" | tr '\n' ' ')"
   else
     printf 'PASS %s\n' "$name"
   fi
-  rm -f "$out.mlir" "$out.err"
+  rm -f "$out.mlir" "$out.err" "$out.parsed"
 }
 export -f check_one
 export build work mlir_opt target

@@ -3,7 +3,10 @@
 #
 # Imports every model of the ONNX node suite (../shared/onnx-node-tests, or
 # $O2M_NODE_TESTS; with SUITES also libonnx-testdata's) with
-# `BUILD_DIR/onnx2mlir import --to stablehlo`, then runs StableHLO's own
+# `BUILD_DIR/onnx2mlir import --to stablehlo --inputs DIR/test_data_set_0`
+# (specialised to the first data set's inputs, as `onnx2mlir test` does for
+# the lowering targets: static shapes, parameter inputs such as Resize's
+# scales taken as constants), then runs StableHLO's own
 # tools (openxla/stablehlo, built locally) on each output:
 #   parse      stablehlo-opt OUT.mlir (the StableHLO dialect registered:
 #              every op, type and attribute is verified)
@@ -144,7 +147,9 @@ check_one() {
   local name=$1 dir=$2 out="$work/${1//\//__}" stage="" reason="" rc ds
   local err="$out.err"
   exec 2>/dev/null # bash's own "Aborted" notes for a crashed tool
-  if ! run_stage "$build/onnx2mlir" import --to stablehlo "$dir/model.onnx" -o "$out.mlir"; then
+  local inputs=()
+  [ -d "$dir/test_data_set_0" ] && inputs=(--inputs "$dir/test_data_set_0")
+  if ! run_stage "$build/onnx2mlir" import --to stablehlo "$dir/model.onnx" "${inputs[@]}" -o "$out.mlir"; then
     stage=import
     reason=${reason#"onnx2mlir: error: $dir/model.onnx: "}
     # A test the oracle could not run anyway is a skip, not a failure.

@@ -86,7 +86,7 @@ check_one() {
     stage=import
   else
     echo "IMPORTED $name"
-    timeout "$timeout_s" "$torch_opt" "$out.mlir" -o /dev/null 2>"$out.err"
+    timeout "$timeout_s" "$torch_opt" "$out.mlir" -o "$out.parsed" 2>"$out.err"
     rc=$?
     if [ $rc -ne 0 ]; then
       stage=parse
@@ -124,7 +124,7 @@ check_one() {
       cp "$out.mlir" "$keep/$name.mlir" 2>/dev/null
     fi
   fi
-  rm -f "$out.mlir" "$out.err" "$out.low"
+  rm -f "$out.mlir" "$out.err" "$out.low" "$out.parsed"
 }
 export -f check_one first_error
 export build work torch_opt timeout_s keep

@@ -111,6 +111,9 @@ typedef struct lw_ctx {
   lw_seq *seqs;
   size_t seqs_count, seqs_cap;
   const struct o2m_io_value *inputs;
+  /* The target's own state for one module (NULL at the start; memory
+   * from `scratch`). */
+  void *target_state;
 } lw_ctx;
 
 /* ---- failures: messages name the node, op, domain and opset ------------ */

@@ -153,6 +153,67 @@ MlirValue sh_const_i64s(lw_ctx *cx, int n, const int64_t *values) {
 
 /* ---- shapes ---------------------------------------------------------------------- */
 
+/* Shape tensors of dynamic shapes are made once and reused: results of
+ * elementwise ops have the shape of their (broadcast) operands, so each
+ * value maps to a root value of the same shape, and the shape tensor of
+ * a root, made in a block, serves that block and the regions nested in
+ * it. The most recent entries are kept. */
+enum { MEMO_CAP = 128 };
+typedef struct shape_memo {
+  struct { MlirValue value, root; } same[MEMO_CAP];
+  struct { MlirValue root, shape; MlirBlock block; } shapes[MEMO_CAP];
+  int n_same, n_shapes;
+} shape_memo;
+
+static shape_memo *memo(lw_ctx *cx) {
+  if (!cx->target_state) cx->target_state = o2m_arena_array(&cx->scratch, 1, sizeof(shape_memo));
+  return cx->target_state;
+}
+
+static MlirValue root_of(lw_ctx *cx, MlirValue v) {
+  shape_memo *m = memo(cx);
+  for (int i = 0; m && i < MEMO_CAP && i < m->n_same; i++)
+    if (mlirValueEqual(m->same[i].value, v)) return m->same[i].root;
+  return v;
+}
+
+/* Records that `value` has the shape of `like`. */
+static void same_shape(lw_ctx *cx, MlirValue value, MlirValue like) {
+  shape_memo *m = memo(cx);
+  if (!m || mlirValueIsNull(value) || sh_is_static(value)) return;
+  int at = m->n_same++ % MEMO_CAP;
+  m->same[at].value = value;
+  m->same[at].root = root_of(cx, like);
+}
+
+/* Whether block `outer` is `inner` or encloses it. */
+static int encloses(MlirBlock outer, MlirBlock inner) {
+  for (MlirBlock b = inner; !mlirBlockIsNull(b);) {
+    if (mlirBlockEqual(b, outer)) return 1;
+    MlirOperation op = mlirBlockGetParentOperation(b);
+    if (mlirOperationIsNull(op)) return 0;
+    b = mlirOperationGetBlock(op);
+  }
+  return 0;
+}
+
+static MlirValue memo_shape(lw_ctx *cx, MlirValue root) {
+  shape_memo *m = memo(cx);
+  for (int i = 0; m && i < MEMO_CAP && i < m->n_shapes; i++)
+    if (mlirValueEqual(m->shapes[i].root, root) && encloses(m->shapes[i].block, cx->block))
+      return m->shapes[i].shape;
+  return (MlirValue){NULL};
+}
+
+static void remember_shape(lw_ctx *cx, MlirValue root, MlirValue shape) {
+  shape_memo *m = memo(cx);
+  if (!m || mlirValueIsNull(shape)) return;
+  int at = m->n_shapes++ % MEMO_CAP;
+  m->shapes[at].root = root;
+  m->shapes[at].shape = shape;
+  m->shapes[at].block = cx->block;
+}
+
 MlirValue sh_dim(lw_ctx *cx, MlirValue v, int k) {
   int64_t size = sh_size(v, k);
   if (size >= 0) return sh_scalar(cx, sh_i64(cx), (double)size);
@@ -171,9 +232,13 @@ MlirValue sh_shape_from_dims(lw_ctx *cx, int n, const MlirValue *dims) {
 
 MlirValue sh_shape_of(lw_ctx *cx, MlirValue v) {
   int rank = sh_rank(v);
+  MlirValue root = root_of(cx, v), shape = memo_shape(cx, root);
+  if (!mlirValueIsNull(shape)) return shape;
   MlirValue dims[SH_MAX_RANK];
-  for (int k = 0; k < rank; k++) dims[k] = sh_dim(cx, v, k);
-  return sh_shape_from_dims(cx, rank, dims);
+  for (int k = 0; k < rank; k++) dims[k] = sh_dim(cx, root, k);
+  shape = sh_shape_from_dims(cx, rank, dims);
+  remember_shape(cx, root, shape);
+  return shape;
 }
 
 MlirValue sh_reshape(lw_ctx *cx, MlirValue v, int rank, const int64_t *sizes) {
@@ -217,18 +282,16 @@ int sh_broadcast_all(lw_ctx *cx, int n, MlirValue *values) {
   }
   if (rank > SH_MAX_RANK) return 0;
   int64_t sizes[SH_MAX_RANK];
-  int from[SH_MAX_RANK]; /* an operand whose dim gives a dynamic result dim */
   int dynamic = 0;
   for (int j = 0; j < rank; j++) {
     sizes[j] = 1;
-    from[j] = -1;
     for (int i = 0; i < n; i++) {
       int k = j - (rank - sh_rank(values[i]));
       if (k < 0) continue;
       int64_t s = sh_size(values[i], k);
       if (s == 1) continue;
       if (s < 0) {
-        if (sizes[j] == 1) sizes[j] = -1, from[j] = i;
+        if (sizes[j] == 1) sizes[j] = -1;
       } else if (sizes[j] < 0 || sizes[j] == 1) {
         sizes[j] = s;
       } else if (sizes[j] != s) {
@@ -238,7 +301,27 @@ int sh_broadcast_all(lw_ctx *cx, int n, MlirValue *values) {
     if (sizes[j] < 0) dynamic = 1;
   }
   MlirValue shape = {NULL};
-  if (dynamic) {
+  int full = -1; /* an operand that has the result's shape */
+  for (int i = 0; dynamic && i < n && full < 0; i++) {
+    if (sh_rank(values[i]) != rank) continue;
+    int same = 1;
+    for (int j = 0; j < rank; j++) same &= sh_size(values[i], j) == sizes[j];
+    if (same) full = i;
+  }
+  if (full >= 0) {
+    /* a dynamic dim of this operand is the result's unless another
+     * operand's dim there is dynamic too (it could be 1 here) */
+    for (int j = 0; j < rank && full >= 0; j++)
+      for (int i = 0; i < n && sizes[j] < 0; i++) {
+        int k = j - (rank - sh_rank(values[i]));
+        if (i != full && k >= 0 && sh_size(values[i], k) < 0 &&
+            !mlirValueEqual(root_of(cx, values[i]), root_of(cx, values[full])))
+          full = -1;
+      }
+  }
+  if (full >= 0) {
+    shape = sh_shape_of(cx, values[full]);
+  } else if (dynamic) {
     MlirValue dims[SH_MAX_RANK];
     for (int j = 0; j < rank; j++) {
       if (sizes[j] >= 0) {
@@ -255,13 +338,14 @@ int sh_broadcast_all(lw_ctx *cx, int n, MlirValue *values) {
       }
       dims[j] = d;
     }
-    (void)from;
     shape = sh_shape_from_dims(cx, rank, dims);
   }
   for (int i = 0; i < n; i++) {
     MlirType t = sh_tensor(cx, sh_elem(values[i]), rank, sizes);
     if (mlirTypeEqual(t, mlirValueGetType(values[i]))) continue;
-    values[i] = sh_broadcast_in_dim(cx, values[i], t, shape, NULL);
+    MlirValue b = sh_broadcast_in_dim(cx, values[i], t, shape, NULL);
+    if (full >= 0) same_shape(cx, b, values[full]);
+    values[i] = b;
   }
   return 1;
 }
@@ -286,7 +370,9 @@ MlirValue sh_elementwise(lw_ctx *cx, const char *op, int n, const MlirValue *ope
   for (int i = 0; i < n; i++) vs[i] = operands[i];
   if (!sh_broadcast_all(cx, n, vs)) return (MlirValue){NULL};
   MlirType t = sh_with_elem(cx, vs[0], mlirTypeIsNull(elem) ? sh_elem(vs[0]) : elem);
-  return lw_op1(cx, op, n, vs, t, attrs);
+  MlirValue r = lw_op1(cx, op, n, vs, t, attrs);
+  same_shape(cx, r, vs[0]);
+  return r;
 }
 
 MlirValue sh_unary(lw_ctx *cx, const char *op, MlirValue x) {
@@ -314,12 +400,16 @@ MlirValue sh_select(lw_ctx *cx, MlirValue pred, MlirValue a, MlirValue b) {
   for (int i = 0; i < 3; i++)
     if (mlirValueIsNull(vs[i])) return vs[i];
   if (!sh_broadcast_all(cx, 3, vs)) return (MlirValue){NULL};
-  return lw_op1(cx, "stablehlo.select", 3, vs, mlirValueGetType(vs[1]), NULL);
+  MlirValue r = lw_op1(cx, "stablehlo.select", 3, vs, mlirValueGetType(vs[1]), NULL);
+  same_shape(cx, r, vs[1]);
+  return r;
 }
 
 MlirValue sh_convert(lw_ctx *cx, MlirValue v, MlirType elem) {
   if (mlirValueIsNull(v) || mlirTypeEqual(sh_elem(v), elem)) return v;
-  return sh_op(cx, "stablehlo.convert", 1, &v, sh_with_elem(cx, v, elem), NULL);
+  MlirValue r = sh_op(cx, "stablehlo.convert", 1, &v, sh_with_elem(cx, v, elem), NULL);
+  same_shape(cx, r, v);
+  return r;
 }
 
 MlirValue sh_clamp(lw_ctx *cx, MlirValue lo, MlirValue x, MlirValue hi) {
