@@ -73,16 +73,21 @@ o2m_value *xk_scalar(o2m_rewriter *rw, o2m_dtype dtype, double v) {
   return o2m_rw_const_scalar(rw, dtype, v);
 }
 
-o2m_value *xk_const_1d(o2m_rewriter *rw, o2m_dtype dtype, const double *v, int n) {
-  int64_t dims[1] = {n};
+o2m_value *xk_const_nd(o2m_rewriter *rw, o2m_dtype dtype, int rank, const int64_t *dims,
+                       const double *v) {
   o2m_infer_ctx ctx = {rw->model, &rw->model->arena, rw->diag, rw->graph, rw->node, 0};
-  o2m_tensor *t = o2m_tensor_new(&ctx, dtype, 1, dims);
+  o2m_tensor *t = o2m_tensor_new(&ctx, dtype, rank, dims);
   if (!t) {
     o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
     return NULL;
   }
-  for (int k = 0; k < n; k++) o2m_tensor_set_float(t, k, v[k]);
+  for (int64_t k = 0; k < t->count; k++) o2m_tensor_set_float(t, k, v[k]);
   return o2m_rw_const_tensor(rw, t);
+}
+
+o2m_value *xk_const_1d(o2m_rewriter *rw, o2m_dtype dtype, const double *v, int n) {
+  int64_t dims[1] = {n};
+  return xk_const_nd(rw, dtype, 1, dims, v);
 }
 
 o2m_value *xk_scalar_like(o2m_rewriter *rw, const o2m_value *x, double v) {

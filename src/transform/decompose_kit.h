@@ -48,6 +48,9 @@ o2m_value *xk_scalar(o2m_rewriter *rw, o2m_dtype dtype, double v);
 /* A 1-D constant of `dtype` holding v[0..n). */
 o2m_value *xk_const_1d(o2m_rewriter *rw, o2m_dtype dtype, const double *v,
                        int n);
+/* A constant of `dtype` and dims[0..rank) holding v (row-major). */
+o2m_value *xk_const_nd(o2m_rewriter *rw, o2m_dtype dtype, int rank, const int64_t *dims,
+                       const double *v);
 /* A scalar of x's element type. */
 o2m_value *xk_scalar_like(o2m_rewriter *rw, const o2m_value *x, double v);
 /* Where(cond, a, b). */

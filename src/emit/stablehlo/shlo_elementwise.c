@@ -251,6 +251,20 @@ o2m_status sh_lower_cast(lw_ctx *cx) {
   return lw_set_out(cx, 0, sh_convert(cx, x, sh_elem_of(cx, to)));
 }
 
+/* BitCast between dtypes of one width: stablehlo.bitcast_convert; a
+ * boolean's bits are 0 or 1, so to or from bool it is a convert. */
+o2m_status sh_lower_bitcast(lw_ctx *cx) {
+  o2m_status s = sh_check_node(cx);
+  if (s) return s;
+  o2m_dtype from = lw_in_type(cx, 0)->elem, to = lw_out_type(cx, 0)->elem;
+  MlirValue x = lw_in(cx, 0);
+  if (from == O2M_DT_BOOL || to == O2M_DT_BOOL) return lw_set_out(cx, 0, sh_convert(cx, x, sh_elem_of(cx, to)));
+  if (o2m_dtype_bits(from) != o2m_dtype_bits(to))
+    return lw_unsupported(cx, "a bit cast between %s and %s (widths differ)", o2m_dtype_name(from),
+                          o2m_dtype_name(to));
+  return lw_set_out(cx, 0, sh_op(cx, "stablehlo.bitcast_convert", 1, &x, sh_out_type(cx, 0), NULL));
+}
+
 o2m_status sh_lower_identity(lw_ctx *cx) {
   o2m_status s = sh_check_node(cx);
   return s ? s : lw_set_out(cx, 0, lw_in(cx, 0));

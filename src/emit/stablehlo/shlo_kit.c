@@ -514,10 +514,20 @@ MlirValue sh_reduce(lw_ctx *cx, MlirValue x, MlirValue init, const char *body_op
   return mlirOperationGetResult(op, 0);
 }
 
+MlirType sh_accumulator(lw_ctx *cx, MlirType elem) {
+  return mlirTypeIsAF16(elem) || mlirTypeIsABF16(elem) ? mlirF32TypeGet(cx->mc) : elem;
+}
+
 MlirValue sh_dot_general(lw_ctx *cx, MlirValue lhs, MlirValue rhs, int n_batch,
                          const int64_t *lhs_batch, const int64_t *rhs_batch, int n_contract,
                          const int64_t *lhs_contract, const int64_t *rhs_contract, MlirType elem) {
   if (mlirValueIsNull(lhs) || mlirValueIsNull(rhs)) return (MlirValue){NULL};
+  MlirType acc = sh_accumulator(cx, elem);
+  if (!mlirTypeEqual(acc, elem)) {
+    MlirValue wide = sh_dot_general(cx, sh_convert(cx, lhs, acc), sh_convert(cx, rhs, acc), n_batch,
+                                    lhs_batch, rhs_batch, n_contract, lhs_contract, rhs_contract, acc);
+    return sh_convert(cx, wide, elem);
+  }
   int64_t sizes[SH_MAX_RANK];
   int m = 0;
   for (int i = 0; i < n_batch; i++) sizes[m++] = sh_size(lhs, (int)lhs_batch[i]);

@@ -129,8 +129,12 @@ MlirValue sh_reverse(lw_ctx *cx, MlirValue v, int n, const int64_t *dims);
  * reduced dims are removed. */
 MlirValue sh_reduce(lw_ctx *cx, MlirValue x, MlirValue init, const char *body_op, int n_dims,
                     const int64_t *dims);
+/* The type f16 and bf16 contractions accumulate in (f32, as ONNX's
+ * reference does); elem itself for the others. */
+MlirType sh_accumulator(lw_ctx *cx, MlirType elem);
 /* stablehlo.dot_general; the result type is batch dims, lhs free dims,
- * rhs free dims with element type `elem`. */
+ * rhs free dims with element type `elem` (f16/bf16 operands computed in
+ * f32, then rounded once). */
 MlirValue sh_dot_general(lw_ctx *cx, MlirValue lhs, MlirValue rhs, int n_batch,
                          const int64_t *lhs_batch, const int64_t *rhs_batch, int n_contract,
                          const int64_t *lhs_contract, const int64_t *rhs_contract, MlirType elem);

@@ -255,6 +255,20 @@ static void conv_attrs(char *buf, size_t size, int n, const int64_t *strides, co
            labels[n - 1], (long long)groups);
 }
 
+/* stablehlo.convolution of ops[0] by ops[1] into `type`; f16/bf16 computed
+ * in f32 and rounded once (sh_accumulator). */
+static MlirValue convolution(lw_ctx *cx, MlirValue *ops, MlirType type, const char *attrs) {
+  MlirType elem = mlirShapedTypeGetElementType(type), acc = sh_accumulator(cx, elem);
+  if (mlirTypeEqual(acc, elem)) return sh_op(cx, "stablehlo.convolution", 2, ops, type, "%s", attrs);
+  MlirValue wide[2] = {sh_convert(cx, ops[0], acc), sh_convert(cx, ops[1], acc)};
+  int rank = (int)mlirShapedTypeGetRank(type);
+  int64_t sizes[2 + MAX_SPATIAL];
+  for (int k = 0; k < rank; k++)
+    sizes[k] = mlirShapedTypeIsDynamicDim(type, k) ? -1 : mlirShapedTypeGetDimSize(type, k);
+  MlirValue y = sh_op(cx, "stablehlo.convolution", 2, wide, sh_tensor(cx, acc, rank, sizes), "%s", attrs);
+  return sh_convert(cx, y, elem);
+}
+
 /* y + bias (input 2, [M]) along dim 1; y itself without one. */
 static MlirValue add_bias(lw_ctx *cx, MlirValue y) {
   if (!lw_in_present(cx, 2) || mlirValueIsNull(y)) return y;
@@ -289,8 +303,7 @@ o2m_status sh_lower_conv(lw_ctx *cx) {
   char attrs[1024];
   conv_attrs(attrs, sizeof(attrs), w.n, w.s, w.pb, w.hi, ones, w.d, group);
   MlirValue ops[2] = {x, wv};
-  MlirValue y =
-      sh_op(cx, "stablehlo.convolution", 2, ops, conv_result(cx, x, M, w.n, w.out), "%s", attrs);
+  MlirValue y = convolution(cx, ops, conv_result(cx, x, M, w.n, w.out), attrs);
   y = add_bias(cx, y);
   if (mlirValueIsNull(y)) return lw_error(cx, "internal: Conv was not built");
   return lw_set_out(cx, 0, y);
@@ -363,8 +376,7 @@ o2m_status sh_lower_conv_transpose(lw_ctx *cx) {
   char attrs[1024];
   conv_attrs(attrs, sizeof(attrs), n, (const int64_t[]){1, 1, 1}, lo, hi, st, dil, group);
   MlirValue ops[2] = {x, transposed_kernel(cx, wv, group)};
-  MlirValue y =
-      sh_op(cx, "stablehlo.convolution", 2, ops, conv_result(cx, x, M, n, out), "%s", attrs);
+  MlirValue y = convolution(cx, ops, conv_result(cx, x, M, n, out), attrs);
   y = add_bias(cx, y);
   if (mlirValueIsNull(y)) return lw_error(cx, "internal: ConvTranspose was not built");
   return lw_set_out(cx, 0, y);
