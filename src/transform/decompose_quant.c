@@ -11,9 +11,12 @@
  * Scales and zero points are per tensor (scalars), per axis (1-D along
  * `axis`; per output channel for weights) or blocked (block_size since 21:
  * each entry repeated block_size times along `axis`, by a Gather with
- * constant indices). Float 8 and 4-bit float targets are refused; a
- * per-row (1-D) zero point or scale of the left matrix operand is
- * refused too, since the reference and the spec disagree on it.
+ * constant indices). Float 8 and 4-bit float targets quantize without
+ * rounding or clipping: y = cast(x / scale + zp) with the node's
+ * `saturate` (the cast rounds to nearest even and saturates), and
+ * dequantize as the integers do. A per-row (1-D) zero point or scale of
+ * the left matrix operand is refused, since the reference and the spec
+ * disagree on it.
  */
 #include "transform/decompose_kit.h"
 
@@ -29,6 +32,12 @@ static const quant_range quant_ranges[] = {
     {O2M_DT_UINT2, 0, 3},            {O2M_DT_INT2, -2, 1},
     {O2M_DT_INT32, -2147483648.0, 2147483647.0},
 };
+
+/* The float 8 and 4-bit float types quantization may target. */
+static int is_small_float(o2m_dtype d) {
+  return d == O2M_DT_FLOAT8E4M3FN || d == O2M_DT_FLOAT8E4M3FNUZ || d == O2M_DT_FLOAT8E5M2 ||
+         d == O2M_DT_FLOAT8E5M2FNUZ || d == O2M_DT_FLOAT4E2M1;
+}
 
 static const quant_range *range_of(o2m_dtype dtype) {
   for (size_t i = 0; i < sizeof(quant_ranges) / sizeof(quant_ranges[0]); i++)
@@ -91,13 +100,28 @@ static o2m_dtype compute_type(o2m_dtype like) {
   return like == O2M_DT_DOUBLE ? O2M_DT_DOUBLE : O2M_DT_FLOAT;
 }
 
+/* cast(x / scale + zp) to a small float type, saturating as asked. */
+static o2m_value *quantize_float(o2m_rewriter *rw, o2m_value *x, o2m_value *scale, o2m_value *zp,
+                                 o2m_dtype to, o2m_dtype p) {
+  o2m_value *y = xk_op2(rw, "Div", xk_cast(rw, x, p), xk_cast(rw, scale, p));
+  if (zp) y = xk_op2(rw, "Add", y, xk_cast(rw, zp, p));
+  o2m_attr a[2] = {o2m_rw_attr_int("to", to), o2m_rw_attr_int("saturate", o2m_rw_attr_i(rw, "saturate", 1))};
+  return y ? o2m_rw_op(rw, "Cast", 1, &y, a, 2) : NULL;
+}
+
 o2m_status o2m_decompose_quantize(o2m_rewriter *rw) {
   o2m_value *x = o2m_rw_in(rw, 0), *scale = o2m_rw_in(rw, 1), *zp = o2m_rw_in(rw, 2);
-  const quant_range *r = range_of(xk_elem(o2m_rw_out(rw, 0)));
+  o2m_dtype to = xk_elem(o2m_rw_out(rw, 0));
+  const quant_range *r = range_of(to);
   o2m_dtype p = (o2m_dtype)o2m_rw_attr_i(rw, "precision", 0);
   if (!p) p = xk_elem(scale);
   granularity g;
-  if (!r || r->dtype == O2M_DT_INT32) return o2m_rw_unsupported(rw, "the target type is not a quantized integer type");
+  if (is_small_float(to) && o2m_dtype_is_float(p) && granularity_of(rw, x, &g)) {
+    o2m_value *s = spread(rw, scale, &g), *z = spread(rw, zp, &g);
+    if (!s || (zp && !z)) return o2m_rw_unsupported(rw, "blocked quantization needs a known dim at axis");
+    return xk_bind(rw, 0, quantize_float(rw, x, s, z, to, p));
+  }
+  if (!r || r->dtype == O2M_DT_INT32) return o2m_rw_unsupported(rw, "the target type is not a quantized type");
   if (!o2m_dtype_is_float(p) || !granularity_of(rw, x, &g))
     return o2m_rw_unsupported(rw, "unknown scale type or input rank");
   o2m_value *s = spread(rw, scale, &g), *z = spread(rw, zp, &g);
@@ -109,7 +133,8 @@ o2m_status o2m_decompose_dequantize(o2m_rewriter *rw) {
   o2m_value *x = o2m_rw_in(rw, 0), *scale = o2m_rw_in(rw, 1), *zp = o2m_rw_in(rw, 2);
   o2m_dtype out = xk_elem(o2m_rw_out(rw, 0)), p = compute_type(out);
   granularity g;
-  if (!range_of(xk_elem(x))) return o2m_rw_unsupported(rw, "the input is not a quantized integer type");
+  if (!range_of(xk_elem(x)) && !is_small_float(xk_elem(x)))
+    return o2m_rw_unsupported(rw, "the input is not of a quantized type");
   if (!o2m_dtype_is_float(out) || !granularity_of(rw, x, &g))
     return o2m_rw_unsupported(rw, "unknown output type or input rank");
   o2m_value *s = spread(rw, scale, &g), *z = spread(rw, zp, &g);

@@ -19,11 +19,13 @@ A helper of check_stablehlo.sh (a developer tool, not part of CI).
       types exact; floats (each complex part) |a - e| <= 1e-7 + 1e-3 * |e|,
       NaN equal to NaN, infinities equal by sign; integers and bools exact.
       Prints "ok" or the first difference.
+  The float8, float4, 4- and 2-bit dtypes (17-26), which this onnx (1.12)
+  cannot decode, are decoded here from raw_data or int32_data (see SMALL).
   check TEST_DIR
       Only whether the oracle can run the test at all (exit 0 or 2).
 Exit status: 0 ok; 1 failure (a line on stdout); 2 the oracle cannot run the
 test: an input or output is a sequence or an optional, or has a dtype with no
-MLIR element type (string, 4-bit, float8); check_stablehlo.sh skips it.
+MLIR element type (a string); check_stablehlo.sh skips it.
 """
 import glob
 import os
@@ -43,6 +45,77 @@ TYPES = {T.FLOAT: "f32", T.DOUBLE: "f64", T.FLOAT16: "f16", T.BFLOAT16: "bf16",
          T.UINT8: "ui8", T.UINT16: "ui16", T.UINT32: "ui32", T.UINT64: "ui64",
          T.COMPLEX64: "complex<f32>", T.COMPLEX128: "complex<f64>"}
 FLOAT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+
+
+# ---- the small dtypes (17-26) -----------------------------------------------
+# In a TensorProto: raw_data, or else int32_data with an entry per byte; the
+# 8-bit types a byte per element, the 4-bit ones two to a byte (first element
+# in the low nibble), the 2-bit ones four (first in the lowest bits). In MLIR
+# (hex dense literals, in and out) every such element has a byte of its own,
+# its bit pattern in the low bits. Here they are kept as bit patterns (uint8)
+# and turned into values (float64 or int64) by SMALL_VALUES.
+
+def minifloat(e, m, bias, special):
+    """Every value of a float format with e exponent and m mantissa bits
+    (a sign bit too, but for e8m0), indexed by bit pattern. special: "ieee"
+    (all-ones exponent: inf, or NaN), "fn" (only S.1111.111 is NaN), "fnuz"
+    (only 0x80, the negative zero, is NaN), "" (no inf or NaN), "e8m0"
+    (2^(bits-127), no sign, 0xFF NaN)."""
+    if special == "e8m0":
+        return np.array([2.0 ** (b - 127) for b in range(255)] + [np.nan])
+    vals = []
+    for b in range(1 << (1 + e + m)):
+        s, x, f = b >> (e + m), (b >> m) & ((1 << e) - 1), b & ((1 << m) - 1)
+        v = (f / 2.0 ** m if x == 0 else 1 + f / 2.0 ** m) * 2.0 ** (max(x, 1) - bias)
+        if special == "ieee" and x == (1 << e) - 1:
+            v = np.inf if f == 0 else np.nan
+        elif special == "fn" and x == (1 << e) - 1 and f == (1 << m) - 1:
+            v = np.nan
+        elif special == "fnuz" and b == 1 << (e + m):
+            v = np.nan
+        vals.append(-v if s else v)
+    return np.array(vals)
+
+
+def small_int(width, signed):
+    """Every value of a width-bit integer, indexed by bit pattern."""
+    u = np.arange(1 << width, dtype=np.int64)
+    return np.where(u >= 1 << (width - 1), u - (1 << width), u) if signed else u
+
+
+# ONNX dtype -> (MLIR element type, bits per element, values by bit pattern)
+SMALL = {17: ("f8E4M3FN", 8, minifloat(4, 3, 7, "fn")),
+         18: ("f8E4M3FNUZ", 8, minifloat(4, 3, 8, "fnuz")),
+         19: ("f8E5M2", 8, minifloat(5, 2, 15, "ieee")),
+         20: ("f8E5M2FNUZ", 8, minifloat(5, 2, 16, "fnuz")),
+         21: ("ui4", 4, small_int(4, False)),
+         22: ("i4", 4, small_int(4, True)),
+         23: ("f4E2M1FN", 4, minifloat(2, 1, 1, "")),
+         24: ("f8E8M0FNU", 8, minifloat(8, 0, 127, "e8m0")),
+         25: ("ui2", 2, small_int(2, False)),
+         26: ("i2", 2, small_int(2, True))}
+TYPES.update({dt: elem for dt, (elem, _, _) in SMALL.items()})
+SMALL_WIDTH = {elem: w for elem, w, _ in SMALL.values()}
+SMALL_VALUES = {elem: vals for elem, _, vals in SMALL.values()}
+
+
+def small_bits(t):
+    """The bit patterns (uint8, shaped) of a TensorProto of a SMALL dtype."""
+    _, w, _ = SMALL[t.data_type]
+    n = int(np.prod(t.dims, dtype=np.int64))
+    data = t.raw_data or bytes(v & 0xFF for v in t.int32_data)
+    b = np.frombuffer(data, np.uint8)
+    bits = ((b[:, None] >> np.arange(0, 8, w, dtype=np.uint8)) & ((1 << w) - 1)).reshape(-1)
+    if bits.size < n:
+        raise Fail("%s holds %d elements, its dims %d" % (t.name, bits.size, n))
+    return bits[:n].reshape(tuple(t.dims))
+
+
+def to_array(t):
+    """numpy_helper.to_array, with SMALL dtypes as their values."""
+    if t.data_type in SMALL:
+        return SMALL_VALUES[TYPES[t.data_type]][small_bits(t)]
+    return numpy_helper.to_array(t)
 
 
 class Skip(Exception):  # the oracle cannot run this test (exit 2)
@@ -96,12 +169,14 @@ def dense_literal(t):
     """dense<...> : tensor<...> holding TensorProto t, in MLIR's hex form
     (little-endian raw data; i1 packed 8 to a byte, first element in bit 0)."""
     elem = TYPES[t.data_type]
-    a = numpy_helper.to_array(t)
+    a = small_bits(t) if elem in SMALL_WIDTH else numpy_helper.to_array(t)
     ty = tensor_type(a.shape, elem)
     if a.size == 0:
         return "dense<> : " + ty
     if elem == "i1":
         raw = np.packbits(a.reshape(-1).astype(np.bool_), bitorder="little").tobytes()
+    elif elem in SMALL_WIDTH:  # a byte per element
+        raw = a.tobytes()
     elif elem == "bf16":
         raw = (a.astype("<f4").view("<u4") >> 16).astype("<u2").tobytes()
     else:
@@ -243,6 +318,8 @@ def scalar(tok, base):
     pattern 0x... that MLIR prints for NaN, infinities and odd values."""
     if tok in ("true", "false"):
         return tok == "true"
+    if base in SMALL_VALUES and base[0] == "f":  # a float8 or float4
+        return float(SMALL_VALUES[base][int(tok, 16)] if tok.lower().startswith("0x") else tok)
     if base not in FLOAT_BYTES:
         return int(tok, 0)
     if tok.lower().startswith("0x"):
@@ -266,7 +343,10 @@ def parse_dense(line):
             else:
                 vals = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little")[:n].astype(np.bool_)
         else:
-            if base in FLOAT_BYTES:
+            if base in SMALL_WIDTH:  # a byte each, the bit pattern in its low bits
+                u = np.frombuffer(raw, np.uint8) & ((1 << SMALL_WIDTH[base]) - 1)
+                vals = SMALL_VALUES[base][u]
+            elif base in FLOAT_BYTES:
                 vals = from_bits(np.frombuffer(raw, "<u%d" % FLOAT_BYTES[base]), base)
             else:
                 m = re.match(r"(u?)i(\d+)$", base)
@@ -305,7 +385,7 @@ def compare(stdout, dataset):
     if len(lines) != len(expected):
         raise Fail("%d results, %d expected outputs" % (len(lines), len(expected)))
     for k, (line, t) in enumerate(zip(lines, expected)):
-        e = numpy_helper.to_array(t)
+        e = to_array(t)
         want_ty = tensor_type(e.shape, TYPES[t.data_type])
         shape, elem, got = parse_dense(line)
         if tensor_type(shape, elem) != want_ty:

@@ -221,38 +221,79 @@ o2m_status sh_lower_clip(lw_ctx *cx) {
   return lw_set_out(cx, 0, x);
 }
 
-static int is_float8(o2m_dtype d) {
-  return d == O2M_DT_FLOAT8E4M3FN || d == O2M_DT_FLOAT8E5M2 || d == O2M_DT_FLOAT8E4M3FNUZ ||
-         d == O2M_DT_FLOAT8E5M2FNUZ;
-}
-
-static double float8_max(o2m_dtype d) {
+/* The largest finite value of a small float type a saturating cast
+ * clamps to (0: not one). */
+static double saturation_max(o2m_dtype d) {
   switch (d) {
   case O2M_DT_FLOAT8E4M3FN: return 448.0;
   case O2M_DT_FLOAT8E4M3FNUZ: return 240.0;
-  default: return 57344.0;
+  case O2M_DT_FLOAT8E5M2: case O2M_DT_FLOAT8E5M2FNUZ: return 57344.0;
+  case O2M_DT_FLOAT4E2M1: return 6.0;
+  default: return 0.0;
   }
 }
 
+static int is_sub_byte_int(o2m_dtype d) {
+  return d == O2M_DT_INT4 || d == O2M_DT_UINT4 || d == O2M_DT_INT2 || d == O2M_DT_UINT2;
+}
+
+static MlirValue k32(lw_ctx *cx, double v) { return sh_scalar(cx, lw_elem_type(cx, O2M_DT_UINT32), v); }
+
+/* A float to float8e8m0 (a power of two, 2^(e - 127)): the exponent bits
+ * of |x| as float32, moved up by one when the significand is not zero
+ * (round_mode "up"), when it is at least half (ties up: "nearest"), or
+ * never ("down"); inf and values that round past the largest finite
+ * power become 2^127 when saturating, NaN stays NaN (0xFF). */
+static MlirValue to_e8m0(lw_ctx *cx, MlirValue x, const char *mode, int saturate) {
+  MlirType u32 = lw_elem_type(cx, O2M_DT_UINT32), u8 = lw_elem_type(cx, O2M_DT_UINT8);
+  x = sh_convert(cx, x, mlirF32TypeGet(cx->mc));
+  MlirValue bits = sh_op(cx, "stablehlo.bitcast_convert", 1, &x, sh_with_elem(cx, x, u32), NULL);
+  bits = sh_binary(cx, "stablehlo.and", bits, k32(cx, 0x7fffffff));
+  MlirValue e = sh_binary(cx, "stablehlo.shift_right_logical", bits, k32(cx, 23));
+  MlirValue m = sh_binary(cx, "stablehlo.and", bits, k32(cx, 0x7fffff));
+  MlirValue up = strcmp(mode, "down") == 0    ? sh_fill_like(cx, sh_i1(cx), 0, m)
+                 : strcmp(mode, "nearest") == 0 ? sh_compare(cx, "GE", m, k32(cx, 0x400000))
+                                                : sh_compare(cx, "NE", m, k32(cx, 0));
+  MlirValue special = sh_compare(cx, "EQ", e, k32(cx, 255)); /* inf, NaN */
+  MlirValue r = sh_select(cx, sh_binary(cx, "stablehlo.and", up, sh_unary(cx, "stablehlo.not", special)),
+                          sh_binary(cx, "stablehlo.add", e, k32(cx, 1)), e);
+  if (saturate) { /* past 2^127, and inf (not NaN), clamp to 254 */
+    MlirValue nan = sh_binary(cx, "stablehlo.and", special, sh_compare(cx, "NE", m, k32(cx, 0)));
+    MlirValue big = sh_binary(cx, "stablehlo.minimum", r, k32(cx, 254));
+    r = sh_select(cx, nan, r, big);
+  } else {
+    r = sh_binary(cx, "stablehlo.minimum", r, k32(cx, 255));
+  }
+  r = sh_convert(cx, r, u8);
+  return sh_op(cx, "stablehlo.bitcast_convert", 1, &r, sh_with_elem(cx, r, lw_elem_type(cx, O2M_DT_FLOAT8E8M0)),
+               NULL);
+}
+
 /* Cast: stablehlo.convert has ONNX's semantics (float to integer
- * truncates toward zero; to bool: non-zero is true). Casts to float8
- * saturate when asked (ONNX's default): out-of-range values and
- * infinities become the largest finite value of their sign. */
+ * truncates toward zero; to bool: non-zero is true), except where ONNX
+ * says otherwise:
+ * - casts to float8 and float4 saturate when asked (ONNX's default; the
+ *   4-bit float always): out-of-range values and infinities become the
+ *   largest finite value of their sign;
+ * - floats to 4- and 2-bit integers wrap modulo 2^bits (through int32,
+ *   whose narrowing keeps the low bits), as the reference does;
+ * - float8e8m0 rounds by round_mode (to_e8m0). */
 o2m_status sh_lower_cast(lw_ctx *cx) {
   o2m_status s = sh_check_node(cx);
   if (s) return s;
   o2m_dtype from = lw_in_type(cx, 0)->elem, to = lw_out_type(cx, 0)->elem;
   MlirValue x = lw_in(cx, 0);
-  if (is_float8(to) && !is_float8(from) && lw_attr_int(cx, "saturate", 1) && lw_dtype_is_float(from)) {
-    double max = float8_max(to);
+  int saturate = lw_attr_int(cx, "saturate", 1) != 0;
+  double max = saturation_max(to);
+  if (lw_dtype_is_float(from) && to == O2M_DT_FLOAT8E8M0)
+    return lw_set_out(cx, 0, to_e8m0(cx, x, lw_attr_string(cx, "round_mode", "up"), saturate));
+  if (max > 0 && lw_dtype_is_float(from) && (saturate || to == O2M_DT_FLOAT4E2M1))
     x = sh_binary(cx, "stablehlo.minimum", sh_binary(cx, "stablehlo.maximum", x, like(cx, x, -max)),
                   like(cx, x, max));
-  }
+  if (lw_dtype_is_float(from) && is_sub_byte_int(to)) x = sh_convert(cx, x, sh_i32(cx));
   return lw_set_out(cx, 0, sh_convert(cx, x, sh_elem_of(cx, to)));
 }
 
-/* BitCast between dtypes of one width: stablehlo.bitcast_convert; a
- * boolean's bits are 0 or 1, so to or from bool it is a convert. */
 o2m_status sh_lower_bitcast(lw_ctx *cx) {
   o2m_status s = sh_check_node(cx);
   if (s) return s;
