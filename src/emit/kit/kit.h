@@ -213,6 +213,28 @@ MlirValue lw_empty(lw_ctx *cx, MlirType type, const MlirValue *dims);
 /* tensor.cast to `type` (no-op when equal). */
 MlirValue lw_cast_tensor(lw_ctx *cx, MlirValue v, MlirType type);
 
+/* ---- Conv and pool windows (kit_window.c) ------------------------------ */
+enum { LW_FIXED_MAX_SPATIAL = 3 };
+enum { LW_NOTSET, LW_SAME_UPPER, LW_SAME_LOWER, LW_VALID, LW_AUTO_PAD_COUNT };
+typedef struct lw_fixed_window {
+  int n; /* spatial axes */
+  int64_t in[LW_FIXED_MAX_SPATIAL], k[LW_FIXED_MAX_SPATIAL], s[LW_FIXED_MAX_SPATIAL], d[LW_FIXED_MAX_SPATIAL];
+  int64_t out[LW_FIXED_MAX_SPATIAL];
+  int64_t pb[LW_FIXED_MAX_SPATIAL], pe[LW_FIXED_MAX_SPATIAL]; /* ONNX's pads (auto_pad applied) */
+  /* the end pad the last window needs: (out - 1) s + (k - 1) d + 1 - in - pb
+   * (below pe where pads are wasted, above it with ceil_mode; < 0: the
+   * input's end is never read) */
+  int64_t reach[LW_FIXED_MAX_SPATIAL];
+} lw_fixed_window;
+/* An INTS attribute of `count` values (dflt for each when absent). */
+o2m_status lw_window_ints(lw_ctx *cx, const char *name, int count, int64_t dflt, int64_t *out);
+/* auto_pad as LW_NOTSET... */
+o2m_status lw_read_auto_pad(lw_ctx *cx, int *mode);
+/* The window of a Conv or pool over x [N, C, spatial...] (static spatial
+ * dims); `kernel` (the weight's spatial dims) where kernel_shape is
+ * absent. The output sizes are checked against the inferred type. */
+o2m_status lw_read_fixed_window(lw_ctx *cx, MlirValue x, const int64_t *kernel, lw_fixed_window *w);
+
 /* ---- regions (scf.if, scf.for, scf.while bodies) ----------------------- */
 /* Lowers every node of `g` into cx->block, in order (values of enclosing
  * graphs stay visible). */

@@ -22,7 +22,7 @@
 #include "emit/stablehlo/shlo_kit.h"
 #include "infer/infer.h"
 
-enum { MAX_SPATIAL = 3 };
+enum { MAX_SPATIAL = LW_FIXED_MAX_SPATIAL };
 
 static MlirValue null_value(void) { return (MlirValue){NULL}; }
 
@@ -88,77 +88,11 @@ static char *padding_attr(char *buf, size_t size, int n, const int64_t *lo, cons
 
 /* ---- window geometry ----------------------------------------------------- */
 
-typedef struct window {
-  int n; /* spatial axes */
-  int64_t in[MAX_SPATIAL], k[MAX_SPATIAL], s[MAX_SPATIAL], d[MAX_SPATIAL], out[MAX_SPATIAL];
-  int64_t pb[MAX_SPATIAL], pe[MAX_SPATIAL]; /* ONNX's pads */
-  int64_t hi[MAX_SPATIAL];                  /* the high pad the op gets */
-} window;
+typedef lw_fixed_window window;
 
-static const char *const auto_pads[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
-enum { AP_NOTSET, AP_SAME_UPPER, AP_SAME_LOWER, AP_VALID, AP_COUNT };
-
-static o2m_status window_ints(lw_ctx *cx, const char *name, int count, int64_t dflt, int64_t *out) {
-  const int64_t *v;
-  int c = lw_attr_ints(cx, name, &v);
-  if (c >= 0 && c != count)
-    return lw_error(cx, "attribute %s has %d values, expected %d", name, c, count);
-  for (int i = 0; i < count; i++) out[i] = c < 0 ? dflt : v[i];
-  return O2M_OK;
-}
-
-static o2m_status read_auto_pad(lw_ctx *cx, int *mode) {
-  const char *ap = lw_attr_string(cx, "auto_pad", "NOTSET");
-  for (*mode = 0; *mode < AP_COUNT && strcmp(ap, auto_pads[*mode]); (*mode)++) {
-  }
-  return *mode == AP_COUNT ? lw_error(cx, "unknown auto_pad '%s'", ap) : O2M_OK;
-}
-
-/* The window of a Conv or pool over x [N, C, spatial...]; `kernel` (the
- * weight's spatial dims) where kernel_shape is absent. */
-static o2m_status read_window(lw_ctx *cx, MlirValue x, const int64_t *kernel, window *w) {
-  int64_t pads[2 * MAX_SPATIAL];
-  int mode;
-  memset(w, 0, sizeof(*w));
-  w->n = sh_rank(x) - 2;
-  if (w->n < 1 || w->n > MAX_SPATIAL) return lw_unsupported(cx, "input of rank %d", sh_rank(x));
-  o2m_status s;
-  if ((s = window_ints(cx, "kernel_shape", w->n, 0, w->k)) ||
-      (s = window_ints(cx, "strides", w->n, 1, w->s)) ||
-      (s = window_ints(cx, "dilations", w->n, 1, w->d)) ||
-      (s = window_ints(cx, "pads", 2 * w->n, 0, pads)) || (s = read_auto_pad(cx, &mode)))
-    return s;
-  int ceil_mode = lw_attr_int(cx, "ceil_mode", 0) != 0;
-  const o2m_type *y = lw_out_type(cx, 0);
-  for (int i = 0; i < w->n; i++) {
-    if (!w->k[i] && kernel) w->k[i] = kernel[i];
-    if (w->k[i] <= 0 || w->s[i] <= 0 || w->d[i] <= 0)
-      return lw_error(cx, "bad window on spatial axis %d", i);
-    int64_t in = w->in[i] = sh_size(x, 2 + i), st = w->s[i], ext = (w->k[i] - 1) * w->d[i] + 1, out;
-    if (mode == AP_SAME_UPPER || mode == AP_SAME_LOWER) {
-      out = (in + st - 1) / st;
-      int64_t total = (out - 1) * st + ext - in;
-      if (total < 0) total = 0;
-      w->pb[i] = mode == AP_SAME_UPPER ? total / 2 : total - total / 2;
-      w->pe[i] = total - w->pb[i];
-    } else {
-      if (mode == AP_NOTSET) w->pb[i] = pads[i], w->pe[i] = pads[w->n + i];
-      int64_t span = in + w->pb[i] + w->pe[i] - ext;
-      if (span < 0) return lw_error(cx, "the window does not fit spatial axis %d", i);
-      out = span / st + 1;
-      if (ceil_mode && span % st) out++;
-      if (ceil_mode && (out - 1) * st >= in + w->pb[i]) out--;
-    }
-    w->out[i] = out;
-    int64_t need = (out - 1) * st + ext - in - w->pb[i]; /* what the last window reaches */
-    w->hi[i] = need > w->pe[i] ? need : w->pe[i];
-    if (y->kind == O2M_TYPE_TENSOR && y->rank == w->n + 2 && y->dims[2 + i].size >= 0 &&
-        y->dims[2 + i].size != out)
-      return lw_error(cx, "internal: spatial axis %d has size %lld, inferred %lld", i,
-                      (long long)out, (long long)y->dims[2 + i].size);
-  }
-  return O2M_OK;
-}
+/* The high pad a window op gets: ONNX's, or what ceil_mode's last window
+ * needs beyond it. */
+static int64_t high_pad(const window *w, int i) { return w->reach[i] > w->pe[i] ? w->reach[i] : w->pe[i]; }
 
 /* ---- MatMul --------------------------------------------------------------- */
 
@@ -298,10 +232,11 @@ o2m_status sh_lower_conv(lw_ctx *cx) {
   if (group < 1 || C != Cg * group || M % group)
     return lw_error(cx, "group %lld does not divide the channels", (long long)group);
   window w;
-  if ((s = read_window(cx, x, kernel, &w))) return s;
-  int64_t ones[MAX_SPATIAL] = {1, 1, 1};
+  if ((s = lw_read_fixed_window(cx, x, kernel, &w))) return s;
+  int64_t ones[MAX_SPATIAL] = {1, 1, 1}, hi[MAX_SPATIAL];
+  for (int i = 0; i < w.n; i++) hi[i] = high_pad(&w, i);
   char attrs[1024];
-  conv_attrs(attrs, sizeof(attrs), w.n, w.s, w.pb, w.hi, ones, w.d, group);
+  conv_attrs(attrs, sizeof(attrs), w.n, w.s, w.pb, hi, ones, w.d, group);
   MlirValue ops[2] = {x, wv};
   MlirValue y = convolution(cx, ops, conv_result(cx, x, M, w.n, w.out), attrs);
   y = add_bias(cx, y);
@@ -341,10 +276,10 @@ o2m_status sh_lower_conv_transpose(lw_ctx *cx) {
   int64_t C = sh_size(wv, 0), group = lw_attr_int(cx, "group", 1), M = sh_size(wv, 1) * group;
   if (group < 1 || C % group || sh_size(x, 1) != C)
     return lw_error(cx, "group %lld does not divide the channels", (long long)group);
-  if ((s = window_ints(cx, "kernel_shape", n, 0, k)) ||
-      (s = window_ints(cx, "strides", n, 1, st)) || (s = window_ints(cx, "dilations", n, 1, dil)) ||
-      (s = window_ints(cx, "pads", 2 * n, 0, pads)) ||
-      (s = window_ints(cx, "output_padding", n, 0, out_pad)) || (s = read_auto_pad(cx, &mode)))
+  if ((s = lw_window_ints(cx, "kernel_shape", n, 0, k)) ||
+      (s = lw_window_ints(cx, "strides", n, 1, st)) || (s = lw_window_ints(cx, "dilations", n, 1, dil)) ||
+      (s = lw_window_ints(cx, "pads", 2 * n, 0, pads)) ||
+      (s = lw_window_ints(cx, "output_padding", n, 0, out_pad)) || (s = lw_read_auto_pad(cx, &mode)))
     return s;
   const int64_t *shape = NULL;
   int n_shape = lw_attr_ints(cx, "output_shape", &shape);
@@ -359,13 +294,13 @@ o2m_status sh_lower_conv_transpose(lw_ctx *cx) {
     int64_t in = sh_size(x, 2 + i), ext = dil[i] * (k[i] - 1) + 1,
             full = st[i] * (in - 1) + out_pad[i] + ext, pb;
     out[i] = n_shape >= 0 ? shape[n_shape - n + i] : -1;
-    if (mode == AP_SAME_UPPER || mode == AP_SAME_LOWER) {
+    if (mode == LW_SAME_UPPER || mode == LW_SAME_LOWER) {
       if (n_shape < 0) out[i] = in * st[i];
       int64_t total = full - out[i];
-      pb = mode == AP_SAME_UPPER ? total / 2 : total - total / 2;
+      pb = mode == LW_SAME_UPPER ? total / 2 : total - total / 2;
     } else {
-      pb = mode == AP_NOTSET ? pads[i] : 0;
-      if (n_shape < 0) out[i] = full - pb - (mode == AP_NOTSET ? pads[n + i] : 0);
+      pb = mode == LW_NOTSET ? pads[i] : 0;
+      if (n_shape < 0) out[i] = full - pb - (mode == LW_NOTSET ? pads[n + i] : 0);
     }
     lo[i] = ext - 1 - pb;
     hi[i] = out[i] - 1 - (in - 1) * st[i] + pb;
@@ -392,7 +327,7 @@ static void window_attrs(char *buf, size_t size, const window *w) {
   int64_t lo[2 + MAX_SPATIAL] = {0, 0}, hi[2 + MAX_SPATIAL] = {0, 0};
   for (int i = 0; i < w->n; i++) {
     k[2 + i] = w->k[i], st[2 + i] = w->s[i], d[2 + i] = w->d[i];
-    lo[2 + i] = w->pb[i], hi[2 + i] = w->hi[i];
+    lo[2 + i] = w->pb[i], hi[2 + i] = high_pad(w, i);
   }
   char a[128], b[128], c[128], p[256];
   snprintf(buf, size,
@@ -499,7 +434,7 @@ static o2m_status read_pool(lw_ctx *cx, int ints_ok, window *w) {
   if (sh_rank(x) < 3 || sh_rank(x) > 2 + MAX_SPATIAL)
     return lw_unsupported(cx, "pooling over %d spatial axes", sh_rank(x) - 2);
   if (!lw_attr(cx, "kernel_shape")) return lw_error(cx, "no kernel_shape");
-  return read_window(cx, x, NULL, w);
+  return lw_read_fixed_window(cx, x, NULL, w);
 }
 
 o2m_status sh_lower_max_pool(lw_ctx *cx) {

@@ -23,7 +23,7 @@
 #include "emit/tosa/tosa_kit.h"
 #include "infer/infer.h"
 
-enum { MAX_SPATIAL = 3 };
+enum { MAX_SPATIAL = LW_FIXED_MAX_SPATIAL };
 
 static MlirValue null_value(void) { return (MlirValue){NULL}; }
 
@@ -196,76 +196,12 @@ static MlirValue bias(lw_ctx *cx, const tw_conv_io *io, int64_t begin, int64_t c
 
 /* ---- window geometry ----------------------------------------------------- */
 
-typedef struct window {
-  int n;                     /* spatial axes */
-  int64_t in[MAX_SPATIAL], k[MAX_SPATIAL], s[MAX_SPATIAL], d[MAX_SPATIAL], out[MAX_SPATIAL];
-  int64_t pb[MAX_SPATIAL], pe[MAX_SPATIAL]; /* ONNX's pads */
-  int64_t te[MAX_SPATIAL];   /* the end pad TOSA gets; < 0: slice the input */
-} window;
-
-static const char *const auto_pads[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
-enum { AP_NOTSET, AP_SAME_UPPER, AP_SAME_LOWER, AP_VALID, AP_COUNT };
-
-static o2m_status window_ints(lw_ctx *cx, const char *name, int count, int64_t dflt, int64_t *out) {
-  const int64_t *v;
-  int c = lw_attr_ints(cx, name, &v);
-  for (int i = 0; i < count; i++) out[i] = c < 0 ? dflt : v[i];
-  if (c >= 0 && c != count) return lw_error(cx, "attribute %s has %d values, expected %d", name, c, count);
-  return O2M_OK;
-}
-
-static o2m_status read_auto_pad(lw_ctx *cx, int *mode) {
-  const char *ap = lw_attr_string(cx, "auto_pad", "NOTSET");
-  for (*mode = 0; *mode < AP_COUNT && strcmp(ap, auto_pads[*mode]); (*mode)++) {}
-  return *mode == AP_COUNT ? lw_error(cx, "unknown auto_pad '%s'", ap) : O2M_OK;
-}
-
-/* Reads the window of a Conv or pool over x [N, C, spatial...]; `kernel`
- * (the weight's spatial dims) where kernel_shape is absent. */
-static o2m_status read_window(lw_ctx *cx, MlirValue x, const int64_t *kernel, window *w) {
-  int64_t pads[2 * MAX_SPATIAL];
-  int mode;
-  memset(w, 0, sizeof(*w));
-  w->n = tw_rank(x) - 2;
-  if (w->n < 1 || w->n > MAX_SPATIAL) return lw_unsupported(cx, "input of rank %d", tw_rank(x));
-  o2m_status s;
-  if ((s = window_ints(cx, "kernel_shape", w->n, 0, w->k)) || (s = window_ints(cx, "strides", w->n, 1, w->s)) ||
-      (s = window_ints(cx, "dilations", w->n, 1, w->d)) || (s = window_ints(cx, "pads", 2 * w->n, 0, pads)) ||
-      (s = read_auto_pad(cx, &mode)))
-    return s;
-  int ceil_mode = lw_attr_int(cx, "ceil_mode", 0) != 0;
-  const o2m_type *y = lw_out_type(cx, 0);
-  for (int i = 0; i < w->n; i++) {
-    if (!w->k[i] && kernel) w->k[i] = kernel[i];
-    if (w->k[i] <= 0 || w->s[i] <= 0 || w->d[i] <= 0) return lw_error(cx, "bad window on spatial axis %d", i);
-    int64_t in = w->in[i] = tw_size(x, 2 + i), st = w->s[i], ext = (w->k[i] - 1) * w->d[i] + 1, out;
-    if (mode == AP_SAME_UPPER || mode == AP_SAME_LOWER) {
-      out = (in + st - 1) / st;
-      int64_t total = (out - 1) * st + ext - in;
-      if (total < 0) total = 0;
-      w->pb[i] = mode == AP_SAME_UPPER ? total / 2 : total - total / 2;
-      w->pe[i] = total - w->pb[i];
-    } else {
-      if (mode == AP_NOTSET) w->pb[i] = pads[i], w->pe[i] = pads[w->n + i];
-      int64_t span = in + w->pb[i] + w->pe[i] - ext;
-      if (span < 0) return lw_error(cx, "the window does not fit spatial axis %d", i);
-      out = span / st + 1;
-      if (ceil_mode && span % st) out++;
-      if (ceil_mode && (out - 1) * st >= in + w->pb[i]) out--;
-    }
-    w->out[i] = out;
-    w->te[i] = (out - 1) * st + ext - in - w->pb[i];
-    if (y->kind == O2M_TYPE_TENSOR && y->rank == w->n + 2 && y->dims[2 + i].size >= 0 && y->dims[2 + i].size != out)
-      return lw_error(cx, "internal: spatial axis %d has size %lld, inferred %lld", i, (long long)out,
-                      (long long)y->dims[2 + i].size);
-  }
-  return O2M_OK;
-}
+typedef lw_fixed_window window;
 
 /* The window of a 1-D op as a 2-D one with a unit leading axis. */
 static void window_2d(window *w) {
   if (w->n != 1) return;
-  int64_t *fields[] = {w->in, w->k, w->s, w->d, w->out, w->pb, w->pe, w->te};
+  int64_t *fields[] = {w->in, w->k, w->s, w->d, w->out, w->pb, w->pe, w->reach};
   int64_t unit[] = {1, 1, 1, 1, 1, 0, 0, 0};
   for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) fields[f][1] = fields[f][0], fields[f][0] = unit[f];
   w->n = 2;
@@ -275,9 +211,9 @@ static void window_2d(window *w) {
  * is negative sliced off; those end pads become 0. */
 static MlirValue fit_input(lw_ctx *cx, MlirValue x, window *w) {
   for (int i = 0; i < w->n; i++) {
-    if (w->te[i] >= 0) continue;
-    x = tw_slice_axis(cx, x, 1 + i, 0, w->in[i] + w->te[i]);
-    w->in[i] += w->te[i], w->te[i] = 0;
+    if (w->reach[i] >= 0) continue;
+    x = tw_slice_axis(cx, x, 1 + i, 0, w->in[i] + w->reach[i]);
+    w->in[i] += w->reach[i], w->reach[i] = 0;
   }
   return x;
 }
@@ -291,7 +227,7 @@ static size_t array_attr(char *buf, size_t size, size_t len, const char *name, i
 
 /* The pads of w in TOSA's order: (begin, end) per axis. */
 static void tosa_pads(const window *w, int64_t *pads) {
-  for (int i = 0; i < w->n; i++) pads[2 * i] = w->pb[i], pads[2 * i + 1] = w->te[i];
+  for (int i = 0; i < w->n; i++) pads[2 * i] = w->pb[i], pads[2 * i + 1] = w->reach[i];
 }
 
 /* ---- MatMul --------------------------------------------------------------- */
@@ -419,7 +355,7 @@ o2m_status tw_conv_channels_last(lw_ctx *cx, const tw_conv_io *io, MlirValue x, 
   for (int i = 0; i < rank - 2; i++) kernel[i] = wv->dims[2 + i].size;
   if (group < 1 || C != Cg * group || M % group) return lw_error(cx, "group %lld does not divide the channels", (long long)group);
   window w;
-  o2m_status s = read_window(cx, x, kernel, &w);
+  o2m_status s = lw_read_fixed_window(cx, x, kernel, &w);
   if (s) return s;
   window_2d(&w);
   MlirValue xl = fit_input(cx, channels_last(cx, as_2d(cx, x)), &w);
@@ -470,9 +406,9 @@ o2m_status tw_lower_conv_transpose(lw_ctx *cx) {
   int64_t k[2], st[2], dil[2], pads[4], out_pad[2], C = wv->dims[0].size, M = wv->dims[1].size;
   int64_t group = lw_attr_int(cx, "group", 1);
   if (group < 1 || C % group || tw_size(x, 1) != C) return lw_error(cx, "group %lld does not divide the channels", (long long)group);
-  if ((s = window_ints(cx, "kernel_shape", n, 0, k)) || (s = window_ints(cx, "strides", n, 1, st)) ||
-      (s = window_ints(cx, "dilations", n, 1, dil)) || (s = window_ints(cx, "pads", 2 * n, 0, pads)) ||
-      (s = window_ints(cx, "output_padding", n, 0, out_pad)) || (s = read_auto_pad(cx, &mode)))
+  if ((s = lw_window_ints(cx, "kernel_shape", n, 0, k)) || (s = lw_window_ints(cx, "strides", n, 1, st)) ||
+      (s = lw_window_ints(cx, "dilations", n, 1, dil)) || (s = lw_window_ints(cx, "pads", 2 * n, 0, pads)) ||
+      (s = lw_window_ints(cx, "output_padding", n, 0, out_pad)) || (s = lw_read_auto_pad(cx, &mode)))
     return s;
   const int64_t *shape = NULL;
   int n_shape = lw_attr_ints(cx, "output_shape", &shape);
@@ -484,13 +420,13 @@ o2m_status tw_lower_conv_transpose(lw_ctx *cx) {
     if (!k[i]) k[i] = wv->dims[2 + i].size;
     int64_t in = tw_size(x, 2 + i), full = st[i] * (in - 1) + out_pad[i] + k[i], out, pb;
     out = n_shape >= 0 ? shape[n_shape - n + i] : -1;
-    if (mode == AP_SAME_UPPER || mode == AP_SAME_LOWER) {
+    if (mode == LW_SAME_UPPER || mode == LW_SAME_LOWER) {
       if (n_shape < 0) out = in * st[i];
       int64_t total = full - out;
-      pb = mode == AP_SAME_UPPER ? total / 2 : total - total / 2;
+      pb = mode == LW_SAME_UPPER ? total / 2 : total - total / 2;
     } else {
-      pb = mode == AP_NOTSET ? pads[i] : 0;
-      if (n_shape < 0) out = full - pb - (mode == AP_NOTSET ? pads[n + i] : 0);
+      pb = mode == LW_NOTSET ? pads[i] : 0;
+      if (n_shape < 0) out = full - pb - (mode == LW_NOTSET ? pads[n + i] : 0);
     }
     tk[a] = k[i], ts[a] = st[i], y[1 + a] = out;
     tpad[2 * a] = -pb, tpad[2 * a + 1] = out - (in - 1) * st[i] - k[i] + pb;
@@ -525,7 +461,7 @@ o2m_status tw_lower_conv_transpose(lw_ctx *cx) {
 /* tosa.max_pool2d or avg_pool2d of channels-last x [N, H, W, C] with
  * the window of axes i0, i0 + 1 of w. */
 static MlirValue pool2d(lw_ctx *cx, int is_max, MlirValue x, const window *w, int i0) {
-  int64_t pads[4] = {w->pb[i0], w->te[i0], w->pb[i0 + 1], w->te[i0 + 1]};
+  int64_t pads[4] = {w->pb[i0], w->reach[i0], w->pb[i0 + 1], w->reach[i0 + 1]};
   int64_t y[4] = {tw_size(x, 0), w->out[i0], w->out[i0 + 1], tw_size(x, 3)};
   MlirType elem = tw_elem(x);
   char attrs[384];
@@ -567,7 +503,7 @@ static o2m_status lower_pool(lw_ctx *cx, int kind) {
   if (rank < 3 || rank > 5) return lw_unsupported(cx, "pooling over %d spatial axes", rank - 2);
   if (is_max && lw_out_present(cx, 1)) return lw_unsupported(cx, "MaxPool's Indices output");
   window w;
-  if ((s = read_window(cx, x, NULL, &w))) return s;
+  if ((s = lw_read_fixed_window(cx, x, NULL, &w))) return s;
   for (int i = 0; i < w.n; i++)
     if (w.d[i] != 1) return lw_unsupported(cx, "dilated pooling (TOSA's pools have no dilation)");
   window_2d(&w);
@@ -578,22 +514,22 @@ static o2m_status lower_pool(lw_ctx *cx, int kind) {
      * (LpPool: none, its sums are averages times the kernel size) */
     int64_t begin[5] = {0}, end[5] = {0};
     for (int i = 0; i < w.n; i++) {
-      int64_t e = kind == POOL_LP && w.te[i] > w.pe[i] ? w.te[i] : w.pe[i];
+      int64_t e = kind == POOL_LP && w.reach[i] > w.pe[i] ? w.reach[i] : w.pe[i];
       begin[1 + i] = w.pb[i], end[1 + i] = e;
-      w.in[i] += w.pb[i] + e, w.te[i] -= e, w.pb[i] = 0;
+      w.in[i] += w.pb[i] + e, w.reach[i] -= e, w.pb[i] = 0;
     }
     xl = pad(cx, xl, begin, end, 0);
   }
   xl = fit_input(cx, xl, &w);
   for (int i = 0; i < w.n; i++)
-    if (w.pb[i] >= w.k[i] || w.te[i] >= w.k[i]) return lw_unsupported(cx, "pads as large as the kernel (TOSA's pools need them smaller)");
+    if (w.pb[i] >= w.k[i] || w.reach[i] >= w.k[i]) return lw_unsupported(cx, "pads as large as the kernel (TOSA's pools need them smaller)");
   int64_t N = tw_size(xl, 0), C = tw_size(xl, w.n + 1);
   if (w.n == 3) {
     int64_t folded[4] = {N * w.in[0], w.in[1], w.in[2], C};
     MlirValue hw = pool2d(cx, is_max, tw_reshape(cx, xl, 4, folded), &w, 1);
     int64_t flat[4] = {N, w.in[0], w.out[1] * w.out[2], C}, y[5] = {N, w.out[0], w.out[1], w.out[2], C};
     window wd = w; /* the D pool: axes (D, 1) */
-    wd.k[1] = wd.s[1] = 1, wd.pb[1] = wd.te[1] = 0, wd.out[1] = flat[2];
+    wd.k[1] = wd.s[1] = 1, wd.pb[1] = wd.reach[1] = 0, wd.out[1] = flat[2];
     xl = tw_reshape(cx, pool2d(cx, is_max, tw_reshape(cx, hw, 4, flat), &wd, 0), 5, y);
   } else {
     xl = pool2d(cx, is_max, xl, &w, 0);
