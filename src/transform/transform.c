@@ -29,6 +29,16 @@ const o2m_rewrite_rule *o2m_rewrite_rule_for(const char *domain,
   return NULL;
 }
 
+/* The decomposition of an op (a DECOMPOSE row), or NULL: an op may have a
+ * normalization (its first row, applied first) and a decomposition,
+ * applied in the rounds that follow when the target does not keep it. */
+static const o2m_rewrite_rule *decomposition_for(const char *domain, const char *op_type) {
+  if (strcmp(domain, "ai.onnx") == 0) domain = "";
+  for (const o2m_rewrite_rule *r = rules; r->op_type; r++)
+    if (r->decomposes && strcmp(r->op_type, op_type) == 0 && strcmp(r->domain, domain) == 0) return r;
+  return NULL;
+}
+
 /* What the target keeps: ops it lowers itself are not decomposed. */
 typedef struct target_ops {
   o2m_keeps_op_fn keeps; /* NULL: the target keeps no op that has a rule */
@@ -129,8 +139,8 @@ static o2m_status transform_graph(o2m_model *model, o2m_graph *g, const target_o
     o2m_rewriter again = {model, diag, g, NULL, NULL, 0, 0, counter};
     for (int i = 0; i < g->n_nodes; i++) {
       o2m_node *n = g->nodes[i];
-      const o2m_rewrite_rule *rule = o2m_rewrite_rule_for(n->domain, n->op_type);
-      int redo = rule && rule->decomposes && !n->rewrite_failure && applies(rule, n, t);
+      const o2m_rewrite_rule *rule = decomposition_for(n->domain, n->op_type);
+      int redo = rule && !n->rewrite_failure && applies(rule, n, t);
       int before = again.n_out_nodes;
       o2m_status s = redo ? apply_rule(&again, n, rule, diag) : keep(&again, n);
       if (s) return s;

@@ -98,8 +98,8 @@ static const expectation expectations[] = {
     {"reduce_mean_11", "Constant ReduceMean"},
     {"reduce_sum_11", "Constant ReduceSum"},
     {"reshape_4", "Constant Reshape"},
-    {"resize_10", "Resize"},
-    {"resize_11_sizes", "Resize"},
+    {"resize_10", "Constant Gather Constant Gather"}, /* nearest: Gathers (decompose_resize.c) */
+    {"resize_11_sizes", "Constant Gather Constant Gather"},
     {"rmsnorm", "Mul Constant ReduceMean Constant Add Sqrt Div Mul"},
     {"rotary_interleaved",
      "Constant Reshape Gather Gather Constant Unsqueeze Constant Unsqueeze Constant "
@@ -117,8 +117,8 @@ static const expectation expectations[] = {
     {"squeeze_11", "Constant Squeeze"},
     {"topk_9", "Constant TopK"},
     {"unsqueeze_11", "Constant Unsqueeze"},
-    {"upsample_7", "Constant Resize"},
-    {"upsample_9", "Resize"},
+    {"upsample_7", "Constant Constant Gather Constant Gather"},
+    {"upsample_9", "Constant MatMul Transpose Constant MatMul Transpose"}, /* linear */
 };
 
 static int compare_words(const void *a, const void *b) {

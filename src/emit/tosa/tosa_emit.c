@@ -32,11 +32,41 @@ static int dilated(const o2m_node *n) {
   return 0;
 }
 
+static int attr_is(const o2m_node *n, const char *name, const char *dflt, const char *want) {
+  const o2m_attr *a = o2m_node_attr(n, name);
+  const char *v = dflt;
+  size_t len = strlen(dflt);
+  if (a && a->type == O2M_ATTR_STRING) v = (const char *)a->s.ptr, len = a->s.len;
+  return len == strlen(want) && memcmp(v, want, len) == 0;
+}
+
+/* Whether tosa.resize can express the Resize node's form: nearest or
+ * linear (not antialiased), a coordinate mode it has, NCHW resized on H
+ * and W only. (Scales TOSA cannot write as ratios are still refused when
+ * lowering.) */
+static int resize_kept(const o2m_node *n) {
+  if (!attr_is(n, "mode", "nearest", "nearest") && !attr_is(n, "mode", "nearest", "linear")) return 0;
+  if (attr_is(n, "mode", "nearest", "linear") && o2m_node_attr(n, "antialias") &&
+      o2m_node_attr(n, "antialias")->i)
+    return 0;
+  static const char *const coords[] = {"asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners"};
+  int coord_ok = 0;
+  for (int i = 0; i < 4; i++) coord_ok |= attr_is(n, "coordinate_transformation_mode", "half_pixel", coords[i]);
+  const o2m_type *x = n->n_inputs && n->inputs[0] ? &n->inputs[0]->type : NULL;
+  const o2m_type *y = n->n_outputs && n->outputs[0] ? &n->outputs[0]->type : NULL;
+  if (!coord_ok || !x || !y || x->rank != 4 || y->rank != 4) return 0;
+  for (int k = 0; k < 2; k++)
+    if (x->dims[k].size < 0 || x->dims[k].size != y->dims[k].size) return 0;
+  return 1;
+}
+
 /* Forms of ops in the table that TOSA cannot express, left to the
  * transform layer: a Loop with scan outputs (unrolled when its trip count
  * is known; tosa.while_loop cannot build them), dilated pools (strided
- * slices; TOSA's pools have no dilation). */
+ * slices; TOSA's pools have no dilation), Resize forms tosa.resize does
+ * not have (per-axis interpolation matrices). */
 static int keeps(const o2m_node *n) {
+  if (strcmp(n->op_type, "Resize") == 0) return resize_kept(n);
   if (strcmp(n->op_type, "Loop") == 0) return n->n_outputs <= n->n_inputs - 2;
   if (strcmp(n->op_type, "MaxPool") == 0 || strcmp(n->op_type, "AveragePool") == 0) return !dilated(n);
   return 1;
