@@ -79,7 +79,36 @@ static MlirValue element(lw_ctx *cx, MlirValue v, int64_t j) {
 static MlirValue scalar_in(lw_ctx *cx, int i) { return sh_reshape(cx, lw_in(cx, i), 0, NULL); }
 
 /* idx < 0 ? idx + dim : idx (dim broadcasting numpy-style against idx). */
+/* Whether idx is a stablehlo.constant of i64 or i32 values none of which
+ * is negative. */
+static int known_non_negative(MlirValue idx) {
+  if (!mlirValueIsAOpResult(idx)) return 0;
+  MlirOperation op = mlirOpResultGetOwner(idx);
+  MlirIdentifier name = mlirOperationGetName(op);
+  if (!mlirStringRefEqual(mlirIdentifierStr(name), mlirStringRefCreateFromCString("stablehlo.constant")))
+    return 0;
+  MlirAttribute v = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("value"));
+  if (mlirAttributeIsNull(v) || !mlirAttributeIsADenseElements(v)) return 0;
+  MlirType e = sh_elem(idx);
+  if (!mlirTypeIsAInteger(e) || mlirIntegerTypeIsUnsigned(e)) return mlirTypeIsAInteger(e);
+  unsigned w = mlirIntegerTypeGetWidth(e);
+  if (w != 64 && w != 32) return 0;
+  intptr_t n = mlirElementsAttrGetNumElements(v);
+  int splat = mlirDenseElementsAttrIsSplat(v);
+  for (intptr_t i = 0; i < (splat ? 1 : n); i++) {
+    int64_t x;
+    if (w == 64)
+      x = splat ? mlirDenseElementsAttrGetInt64SplatValue(v) : mlirDenseElementsAttrGetInt64Value(v, i);
+    else
+      x = splat ? mlirDenseElementsAttrGetInt32SplatValue(v) : mlirDenseElementsAttrGetInt32Value(v, i);
+    if (x < 0) return 0;
+  }
+  return 1;
+}
+
+/* idx < 0 ? idx + dim : idx (idx itself when known not to be negative). */
 static MlirValue wrap_negative(lw_ctx *cx, MlirValue idx, MlirValue dim) {
+  if (known_non_negative(idx)) return idx;
   MlirValue negative = sh_compare(cx, "LT", idx, sh_scalar(cx, sh_elem(idx), 0));
   return sh_select(cx, negative, sh_binary(cx, "stablehlo.add", idx, dim), idx);
 }

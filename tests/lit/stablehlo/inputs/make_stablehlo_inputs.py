@@ -11,7 +11,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../linalg/inputs"))
-from lit_models import V, model  # noqa: E402
+import numpy as np  # noqa: E402
+from lit_models import V, init, model  # noqa: E402
 
 F, I, B, U8, U32 = T.FLOAT, T.INT64, T.BOOL, T.UINT8, T.UINT32
 
@@ -30,3 +31,11 @@ model("shlo_unsigned", [h.make_node("Div", ["u", "v"], ["q"]),
                         h.make_node("Less", ["u", "v"], ["l"])],
       [V("u", U8, [4]), V("v", U8, [4]), V("w", U32, [4]), V("n", U32, [4])],
       [V("q", U8, [4]), V("r", U32, [4]), V("g", U8, [4]), V("l", B, [4])])
+
+# Ops the shared layer writes in simpler ones for StableHLO: a nearest
+# Resize (a Gather of the chosen rows per axis) and a one-sided DFT
+# (products with constant twiddle matrices).
+model("shlo_resize_dft", [h.make_node("Resize", ["x", "", "scales"], ["r"], mode="nearest"),
+                          h.make_node("DFT", ["s", "", "axis"], ["d"], onesided=1)],
+      [V("x", F, [1, 1, 2, 2]), V("s", F, [1, 8, 1])], [V("r", F, [1, 1, 4, 4]), V("d", F, [1, 5, 2])],
+      [init("scales", np.array([1, 1, 2, 2], np.float32)), init("axis", np.array(1, np.int64))])
