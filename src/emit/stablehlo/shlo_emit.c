@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <mlir-c/Dialect/Func.h>
+#include <mlir-c/Dialect/Quant.h>
 
 #include "emit/emit.h"
 #include "emit/stablehlo/shlo_check.h"
@@ -20,12 +21,15 @@
 static void load_dialects(MlirContext mc) {
   mlirContextSetAllowUnregisteredDialects(mc, 1);
   mlirDialectHandleLoadDialect(mlirGetDialectHandle__func__(), mc);
+  mlirDialectHandleLoadDialect(mlirGetDialectHandle__quant__(), mc); /* !quant.uniform types */
 }
 
 /* Forms of ops in the table that StableHLO cannot express, left to the
  * transform layer: a Loop with scan outputs (unrolled when its trip count
- * is known; a while keeps its operands' shapes). */
+ * is known; a while keeps its operands' shapes), DequantizeLinear forms
+ * without a quantized type (shlo_quant.c). */
 static int keeps(const o2m_node *n) {
+  if (strcmp(n->op_type, "DequantizeLinear") == 0) return sh_dequantize_kept(n);
   if (strcmp(n->op_type, "Loop") == 0) return n->n_outputs <= n->n_inputs - 2;
   return 1;
 }

@@ -154,5 +154,7 @@ int sh_axis(int64_t axis, int rank);
 #undef LOWER
 
 lw_lower_fn sh_lowering_for(const char *domain, const char *op_type);
+/* Whether DequantizeLinear node n has a quantized-type form (shlo_quant.c). */
+int sh_dequantize_kept(const o2m_node *n);
 
 #endif
