@@ -407,7 +407,15 @@ static o2m_status slice_known(lw_ctx *cx, MlirValue x, int rank, const int64_t *
     stride[axis] = mag;
   }
   if (n_rev) x = sh_reverse(cx, x, n_rev, rev);
-  return lw_set_out(cx, 0, sh_slice(cx, x, start, limit, stride));
+  int dynamic = 0;
+  for (int k = 0; k < rank; k++) dynamic |= limit[k] < 0;
+  if (!dynamic) return lw_set_out(cx, 0, sh_slice(cx, x, start, limit, stride));
+  /* dims not sliced are dynamic: their limit is their size at run time */
+  MlirValue lim[SH_MAX_RANK];
+  for (int k = 0; k < rank; k++) lim[k] = limit[k] < 0 ? sh_dim(cx, x, k) : i64_scalar(cx, limit[k]);
+  MlirValue ops[4] = {x, sh_const_i64s(cx, rank, start), sh_shape_from_dims(cx, rank, lim),
+                      sh_const_i64s(cx, rank, stride)};
+  return lw_set_out(cx, 0, sh_op(cx, "stablehlo.real_dynamic_slice", 4, ops, sh_out_type(cx, 0), NULL));
 }
 
 /* The start and step of dim k from the runtime parameters, when axes are
@@ -492,18 +500,28 @@ static o2m_status slice_runtime(lw_ctx *cx, MlirValue x, int rank, const int64_t
   return lw_set_out(cx, 0, x);
 }
 
+/* Slice: known parameters slice statically (with dims that are not
+ * sliced dynamic: real_dynamic_slice), runtime ones need static dims. */
 o2m_status sh_lower_slice(lw_ctx *cx) {
-  MlirValue x;
-  int64_t dims[SH_MAX_RANK];
-  int rank;
-  o2m_status s = static_input(cx, &x, dims, &rank);
+  o2m_status s = sh_check_node(cx);
   if (s) return s;
+  MlirValue x = lw_in(cx, 0);
+  if (mlirValueIsNull(x)) return lw_error(cx, "input 0 is missing");
+  int rank = sh_rank(x);
+  int64_t dims[SH_MAX_RANK];
+  for (int k = 0; k < rank; k++) dims[k] = sh_size(x, k);
   int64_t *starts, *ends, *axes = NULL, *steps = NULL;
   int n = (int)lw_in_known_ints(cx, 1, &starts);
   if (n < 0 || lw_in_known_ints(cx, 2, &ends) != n ||
       (lw_in_present(cx, 3) && lw_in_known_ints(cx, 3, &axes) != n) ||
-      (lw_in_present(cx, 4) && lw_in_known_ints(cx, 4, &steps) != n))
+      (lw_in_present(cx, 4) && lw_in_known_ints(cx, 4, &steps) != n)) {
+    if ((s = static_input(cx, &x, dims, &rank))) return s;
     return slice_runtime(cx, x, rank, dims);
+  }
+  for (int i = 0; i < n; i++) {
+    int axis = sh_axis(axes ? axes[i] : i, rank);
+    if (axis >= 0 && dims[axis] < 0) return lw_unsupported(cx, "slicing a dynamic dim (%d)", axis);
+  }
   return slice_known(cx, x, rank, dims, n, starts, ends, axes, steps);
 }
 
