@@ -39,3 +39,10 @@ model("shlo_resize_dft", [h.make_node("Resize", ["x", "", "scales"], ["r"], mode
                           h.make_node("DFT", ["s", "", "axis"], ["d"], onesided=1)],
       [V("x", F, [1, 1, 2, 2]), V("s", F, [1, 8, 1])], [V("r", F, [1, 1, 4, 4]), V("d", F, [1, 5, 2])],
       [init("scales", np.array([1, 1, 2, 2], np.float32)), init("axis", np.array(1, np.int64))])
+
+# A Slice along a static axis of a tensor with a dynamic batch dim:
+# real_dynamic_slice, its limit for the batch the dim's size at run time.
+model("shlo_dynamic_slice", [h.make_node("Slice", ["x", "st", "en", "ax"], ["y"])],
+      [V("x", F, ["N", 6])], [V("y", F, ["N", 3])],
+      [init("st", np.array([1], np.int64)), init("en", np.array([4], np.int64)),
+       init("ax", np.array([1], np.int64))])
