@@ -37,40 +37,9 @@
 #include "emit/linalg/lower_elementwise.h"
 #include "emit/linalg/lower_window.h"
 #include "infer/infer.h"
+#include "transform/resize_sampling.h"
 
-enum { RS_MAX_RANK = 16, RS_MAX_TAPS = 1024 };
-
-typedef enum rs_mode { RS_NEAREST, RS_LINEAR, RS_CUBIC } rs_mode;
-typedef enum rs_coord {
-  RS_HALF_PIXEL,
-  RS_HALF_PIXEL_SYMMETRIC,
-  RS_PYTORCH_HALF_PIXEL,
-  RS_ALIGN_CORNERS,
-  RS_ASYMMETRIC,
-  RS_TF_CROP_AND_RESIZE,
-  RS_COORD_COUNT
-} rs_coord;
-static const char *const rs_coords[RS_COORD_COUNT] = {"half_pixel",         "half_pixel_symmetric",
-                                                      "pytorch_half_pixel", "align_corners",
-                                                      "asymmetric",         "tf_crop_and_resize"};
-
-typedef enum rs_round {
-  RS_PREFER_FLOOR,
-  RS_PREFER_CEIL,
-  RS_FLOOR,
-  RS_CEIL,
-  RS_ROUND_COUNT
-} rs_round;
-static const char *const rs_rounds[RS_ROUND_COUNT] = {"round_prefer_floor", "round_prefer_ceil",
-                                                      "floor", "ceil"};
-
-typedef struct rs_attrs {
-  rs_mode mode;
-  rs_coord coord;
-  rs_round nearest;
-  int antialias, exclude;
-  double a; /* cubic_coeff_a */
-} rs_attrs;
+enum { RS_MAX_RANK = 16 };
 
 /* Sampling along one axis: taps per output position, as tables. */
 typedef struct rs_axis {
@@ -100,92 +69,17 @@ typedef struct rs_plan {
 
 /* ---- the sampling tables (ONNX reference semantics) ------------------------- */
 
-/* The tap coefficients for `ratio` in (0, 1]; their count (<= RS_MAX_TAPS). */
-static int64_t coeffs(const rs_attrs *at, double ratio, double scale, double *c) {
-  double A = at->a;
-  if (at->mode == RS_NEAREST) {
-    int ceil_side;
-    if (ratio == floor(ratio))
-      ceil_side = 1;
-    else if (at->nearest == RS_PREFER_FLOOR)
-      ceil_side = ratio > 0.5;
-    else if (at->nearest == RS_PREFER_CEIL)
-      ceil_side = ratio >= 0.5;
-    else
-      ceil_side = at->nearest == RS_CEIL;
-    c[0] = !ceil_side, c[1] = ceil_side;
-    return 2;
-  }
-  if (!at->antialias) {
-    if (at->mode == RS_LINEAR) {
-      c[0] = 1 - ratio, c[1] = ratio;
-      return 2;
-    }
-    double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
-    c[0] = ((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A;
-    c[1] = ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1;
-    c[2] = ((A + 2) * q - (A + 3)) * q * q + 1;
-    c[3] = ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A;
-    return 4;
-  }
-  double s = scale < 1.0 ? scale : 1.0, sum = 0;
-  int64_t start = (int64_t)floor((at->mode == RS_LINEAR ? -1.0 : -2.0) / s) + 1;
-  int64_t n = 2 - 2 * start;
-  if (n < 1 || n > RS_MAX_TAPS)
-    return -1;
-  for (int64_t i = 0; i < n; i++) {
-    double x = fabs(((double)(start + i) - ratio) * s);
-    if (at->mode == RS_LINEAR) {
-      c[i] = 1 - x < 0 ? 0 : 1 - x > 1 ? 1 : 1 - x;
-    } else {
-      double x2 = x * x, x3 = x * x2;
-      c[i] = x <= 1  ? (A + 2) * x3 - (A + 3) * x2 + 1
-             : x < 2 ? A * x3 - 5 * A * x2 + 8 * A * x - 4 * A
-                     : 0.0;
-    }
-    sum += c[i];
-  }
-  for (int64_t i = 0; i < n; i++)
-    c[i] /= sum;
-  return n;
-}
-
-/* The source coordinate of output position y; *extrap when tf_crop_and_resize
- * falls outside the input. */
+/* The source coordinate of output position y (resize_sampling.c). */
 static double source_coord(const rs_attrs *at, const rs_axis *ax, double y, int *extrap) {
-  double in = (double)ax->in, ow = ax->scale * in, x;
-  *extrap = 0;
-  switch (at->coord) {
-  case RS_ALIGN_CORNERS:
-    return ow == 1 ? 0.0 : y * (in - 1) / (ow - 1);
-  case RS_ASYMMETRIC:
-    return y / ax->scale;
-  case RS_TF_CROP_AND_RESIZE: {
-    double span =
-        ax->roi_f32 ? (double)((float)ax->roi[1] - (float)ax->roi[0]) : ax->roi[1] - ax->roi[0];
-    double base = ax->roi[0] * (in - 1);
-    x = ow == 1 ? span * (in - 1) / 2 : y * span * (in - 1) / (ow - 1);
-    x += base;
-    *extrap = x < 0 || x > in - 1;
-    return x;
-  }
-  case RS_PYTORCH_HALF_PIXEL:
-    return ow == 1 ? -0.5 : (y + 0.5) / ax->scale - 0.5;
-  case RS_HALF_PIXEL_SYMMETRIC: {
-    double adjustment = (double)ax->out / ow, center = in / 2, offset = center * (1 - adjustment);
-    return offset + (y + 0.5) / ax->scale - 0.5;
-  }
-  case RS_HALF_PIXEL:
-  default:
-    return (y + 0.5) / ax->scale - 0.5;
-  }
+  rs_geometry g = {ax->resized, ax->in, ax->out, ax->scale, {ax->roi[0], ax->roi[1]}, ax->roi_f32};
+  return rs_source(at, &g, y, extrap);
 }
 
 /* Fills ax->idx/w/n (scratch memory); nearest keeps only the chosen tap
  * unless `weighted`. -1 when the taps are too many. */
 static int build_axis(lw_ctx *cx, const rs_attrs *at, rs_axis *ax, int weighted) {
   double c[RS_MAX_TAPS];
-  int64_t n = coeffs(at, 1.0, ax->scale, c);
+  int64_t n = rs_coeffs(at, 1.0, ax->scale, c);
   if (n < 0)
     return -1;
   int64_t keep = at->mode == RS_NEAREST && !weighted ? 1 : n;
@@ -199,7 +93,7 @@ static int build_axis(lw_ctx *cx, const rs_attrs *at, rs_axis *ax, int weighted)
     int extrap;
     double x = source_coord(at, ax, (double)o, &extrap), xi = floor(x);
     double ratio = x == xi ? 1.0 : x - xi;
-    if (coeffs(at, ratio, ax->scale, c) != n)
+    if (rs_coeffs(at, ratio, ax->scale, c) != n)
       return -1;
     int64_t pw = (n + 1) / 2, at_i[RS_MAX_TAPS];
     double xp = x + (double)pw, pp = floor(xp), frac = xp - pp;
