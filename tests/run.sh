@@ -61,33 +61,21 @@ lit_pass=$(grep -oE 'Passed *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' || echo 
 lit_fail=$(grep -oE '(Failed|Unresolved|Unexpectedly Passed) *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' | paste -sd+ | bc 2>/dev/null)
 count lit "${lit_pass:-0}" "${lit_fail:-0}"
 
-run_import() { # run_import TARGET PASSFILE: the import ratchet of an import-only target
-  local log="$build.import-$1.log" rc regressed listed
-  TARGET=$1 tests/conformance/check_import.sh "$build" > "$log" 2>&1
+run_ratchet() { # run_ratchet LABEL SCRIPT TARGET PASSFILE: a suite checked against its ratchet
+  local log="$build.${1// /-}.log" rc regressed listed
+  TARGET=$3 tests/conformance/$2 "$build" > "$log" 2>&1
   rc=$?
   grep -E '^(REGRESSIONS|  |note:)' "$log" | head -50
   echo "   ($(tail -n 1 "$log"); the failures are in $log)"
   regressed=$(sed -n '/^REGRESSIONS/,$p' "$log" | grep -c '^  ')
-  listed=$(wc -l < "tests/conformance/$2")
-  [ "$rc" -ne 0 ] && [ "$regressed" -eq 0 ] && regressed=1
-  count "$1 import (ratchet of $listed)" $((listed - regressed)) "$regressed"
-}
-run_import torch torch-import.pass
-run_import stablehlo stablehlo.pass
-
-run_target() { # run_target TARGET: the conformance ratchet of one lowering target
-  local log="$build.$1.log" rc regressed listed
-  TARGET=$1 tests/conformance/check_run.sh "$build" > "$log" 2>&1
-  rc=$?
-  grep -E '^(REGRESSIONS|  |note:)' "$log" | head -50
-  echo "   ($(tail -n 1 "$log"); the failures are in $log)"
-  regressed=$(sed -n '/^REGRESSIONS/,$p' "$log" | grep -c '^  ')
-  listed=$(wc -l < "tests/conformance/$1.pass")
+  listed=$(wc -l < "tests/conformance/$4")
   [ "$rc" -ne 0 ] && [ "$regressed" -eq 0 ] && regressed=1
   count "$1 (ratchet of $listed)" $((listed - regressed)) "$regressed"
 }
-run_target linalg
-run_target tosa
+run_ratchet "torch import" check_import.sh torch torch-import.pass
+run_ratchet "stablehlo import" check_import.sh stablehlo stablehlo.pass
+run_ratchet linalg check_run.sh linalg linalg.pass
+run_ratchet tosa check_run.sh tosa tosa.pass
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [ "$fuzz_seconds" -gt 0 ]; then

@@ -235,6 +235,13 @@ o2m_status lw_read_auto_pad(lw_ctx *cx, int *mode);
  * absent. The output sizes are checked against the inferred type. */
 o2m_status lw_read_fixed_window(lw_ctx *cx, MlirValue x, const int64_t *kernel, lw_fixed_window *w);
 
+/* ---- DepthToSpace / SpaceToDepth as reshape, transpose, reshape ----------- */
+/* For an NCHW input [n, c, h, w] and block b: the 6-D shape to reshape to
+ * and the permutation to apply (result dim k = input dim perm[k]), for
+ * DepthToSpace (to_space; mode CRD or DCR) or SpaceToDepth. */
+void lw_depth_space_plan(const int64_t *in, int64_t b, int to_space, int crd, int64_t *mid,
+                         int64_t *perm);
+
 /* ---- regions (scf.if, scf.for, scf.while bodies) ----------------------- */
 /* Lowers every node of `g` into cx->block, in order (values of enclosing
  * graphs stay visible). */

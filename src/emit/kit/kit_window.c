@@ -1,8 +1,8 @@
-/* kit_window.c - the window geometry of Conv and the pools that every
- * emitter's lowerings share (kit.h): kernel_shape, strides, dilations,
- * pads and auto_pad (SAME_UPPER/SAME_LOWER/VALID) of the node, ceil_mode,
- * the output size along each spatial axis, and how far the last window
- * reaches past the begin-padded input. */
+/* kit_window.c - the layout geometry that every emitter's lowerings share
+ * (kit.h): the window of Conv and the pools (kernel_shape, strides,
+ * dilations, pads and auto_pad of the node, ceil_mode, the output size
+ * along each spatial axis, and how far the last window reaches past the
+ * begin-padded input), and DepthToSpace/SpaceToDepth as a 6-D transpose. */
 #include <string.h>
 
 #include "emit/kit/kit.h"
@@ -68,4 +68,16 @@ o2m_status lw_read_fixed_window(lw_ctx *cx, MlirValue x, const int64_t *kernel, 
                       (long long)y->dims[2 + i].size);
   }
   return O2M_OK;
+}
+
+void lw_depth_space_plan(const int64_t *in, int64_t b, int to_space, int crd, int64_t *mid,
+                         int64_t *perm) {
+  static const int64_t dcr[6] = {0, 3, 4, 1, 5, 2}, crd_perm[6] = {0, 1, 4, 2, 5, 3},
+                       s2d[6] = {0, 3, 5, 1, 2, 4};
+  int64_t n = in[0], c = in[1], h = in[2], w = in[3];
+  const int64_t to_crd[6] = {n, c / (b * b), b, b, h, w}, to_dcr[6] = {n, b, b, c / (b * b), h, w},
+                to_depth[6] = {n, c, h / b, b, w / b, b};
+  const int64_t *m = to_space ? (crd ? to_crd : to_dcr) : to_depth;
+  const int64_t *p = to_space ? (crd ? crd_perm : dcr) : s2d;
+  for (int k = 0; k < 6; k++) mid[k] = m[k], perm[k] = p[k];
 }

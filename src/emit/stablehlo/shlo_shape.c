@@ -319,23 +319,10 @@ static o2m_status depth_space(lw_ctx *cx, int to_space) {
   if (s) return s;
   if (rank != 4 || out_sizes(cx, 0, out) != 4)
     return lw_unsupported(cx, "needs a static 4-D input");
-  int64_t b = lw_attr_int(cx, "blocksize", 0), n = in[0], c = in[1], h = in[2], w = in[3];
+  int64_t b = lw_attr_int(cx, "blocksize", 0), mid[6], perm[6];
   if (b <= 0) return lw_error(cx, "blocksize %lld", (long long)b);
   int crd = strcmp(lw_attr_string(cx, "mode", "DCR"), "CRD") == 0;
-  static const int64_t dcr[6] = {0, 3, 4, 1, 5, 2}, crd_perm[6] = {0, 1, 4, 2, 5, 3},
-                       s2d[6] = {0, 3, 5, 1, 2, 4};
-  int64_t mid[6];
-  const int64_t *perm;
-  if (to_space && crd) {
-    int64_t m[6] = {n, c / (b * b), b, b, h, w};
-    memcpy(mid, m, sizeof(m)), perm = crd_perm;
-  } else if (to_space) {
-    int64_t m[6] = {n, b, b, c / (b * b), h, w};
-    memcpy(mid, m, sizeof(m)), perm = dcr;
-  } else {
-    int64_t m[6] = {n, c, h / b, b, w / b, b};
-    memcpy(mid, m, sizeof(m)), perm = s2d;
-  }
+  lw_depth_space_plan(in, b, to_space, crd, mid, perm);
   MlirValue r = sh_transpose(cx, sh_reshape(cx, x, 6, mid), perm);
   return lw_set_out(cx, 0, sh_reshape(cx, r, 4, out));
 }
