@@ -6,6 +6,7 @@
 #define O2M_CLI_H
 
 #include "onnx2mlir.h"
+#include "onnx/tensor_file.h"
 
 enum { EXIT_OK = 0, EXIT_MODEL = 1, EXIT_USAGE = 2 };
 
@@ -31,6 +32,11 @@ struct o2m_plugin;
 /* Loads the full plugin and returns its table (plugin/plugin.h); on
  * failure fills diag and returns NULL. */
 const struct o2m_plugin *cli_load_plugin(o2m_diag *diag);
+
+/* DIR/input_<i>.pb (an ONNX TensorProto, as the test layout names it),
+ * read into arena. */
+o2m_status cli_read_input_file(o2m_arena *arena, const char *dir, int i, o2m_tensor **out,
+                               o2m_diag *diag);
 
 int cmd_info(int argc, char **argv);
 int cmd_import(int argc, char **argv);

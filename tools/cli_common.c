@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "util/diag.h"
 
 int cli_report(const o2m_diag *diag) {
   fprintf(stderr, "onnx2mlir: error: %s\n", diag->message[0] ? diag->message : o2m_status_name(diag->status));
@@ -51,4 +52,10 @@ int cli_flag_value(int argc, char **argv, int *i, const char *name, const char *
 
 int cli_is_help(const char *arg) {
   return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+o2m_status cli_read_input_file(o2m_arena *arena, const char *dir, int i, o2m_tensor **out, o2m_diag *diag) {
+  char *path = o2m_arena_printf(arena, "%s/input_%d.pb", dir, i);
+  if (!path) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  return o2m_read_tensor_file(arena, path, out, diag);
 }

@@ -63,9 +63,7 @@ static o2m_status specialize_to(o2m_model *model, const char *dir, o2m_arena *ar
   o2m_tensor **inputs = o2m_arena_array(arena, (size_t)n + 1, sizeof(o2m_tensor *));
   if (!inputs) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   for (int i = 0; i < n; i++) {
-    char *path = o2m_arena_printf(arena, "%s/input_%d.pb", dir, i);
-    if (!path) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-    o2m_status s = o2m_read_tensor_file(arena, path, &inputs[i], diag);
+    o2m_status s = cli_read_input_file(arena, dir, i, &inputs[i], diag);
     if (s) return s;
   }
   return o2m_specialize_inputs(model, n, (const o2m_tensor *const *)inputs, diag);

@@ -102,12 +102,6 @@ static int out_of_memory(o2m_diag *diag) {
 
 /* ---- inputs ---------------------------------------------------------------- */
 
-static o2m_status read_numbered(o2m_arena *arena, const char *dir, int i, o2m_tensor **out, o2m_diag *diag) {
-  char *path = o2m_arena_printf(arena, "%s/input_%d.pb", dir, i);
-  if (!path) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  return o2m_read_tensor_file(arena, path, out, diag);
-}
-
 /* The index a --input NAME names: a runtime input of the model, or for an
  * MLIR file a position. -1 when there is none. */
 static int input_index(const o2m_model *model, const char *name, size_t len, int n) {
@@ -140,7 +134,7 @@ static int read_inputs(const run_args *a, const o2m_model *model, o2m_arena *are
     }
   }
   for (int i = 0; a->inputs_dir && i < *n; i++)
-    if (read_numbered(arena, a->inputs_dir, i, &inputs[i], diag)) return cli_report(diag);
+    if (cli_read_input_file(arena, a->inputs_dir, i, &inputs[i], diag)) return cli_report(diag);
   for (int k = 0; k < a->n_named; k++) {
     const char *eq = strchr(a->named[k], '=');
     int i = input_index(model, a->named[k], (size_t)(eq - a->named[k]), *n);
