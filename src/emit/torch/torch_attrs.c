@@ -53,7 +53,7 @@ static const char *blob_fallback_name(const o2m_node *node) {
 static o2m_status one_tensor(const attr_job *job, const o2m_tensor *tensor,
                              MlirAttribute *out) {
   const char *why = NULL;
-  o2m_status status = torch_tensor_attr(job->em, tensor,
+  o2m_status status = form_tensor_attr(&job->em->tensors, tensor,
                                         blob_fallback_name(job->node), out,
                                         &why);
   return status == O2M_OK ? O2M_OK
@@ -64,7 +64,7 @@ static o2m_status one_sparse(const attr_job *job,
                              const o2m_sparse_tensor *sparse,
                              MlirAttribute *out) {
   const char *why = NULL;
-  o2m_status status = torch_sparse_attr(job->em, sparse, out, &why);
+  o2m_status status = form_sparse_attr(&job->em->tensors, sparse, out, &why);
   const char *name = sparse->values ? sparse->values->name : "";
   return status == O2M_OK ? O2M_OK
                           : attr_fail(job, status, "sparse tensor", name, why);

@@ -2,22 +2,17 @@
  *
  * Owns: the MLIR context of one emission (unregistered dialects allowed,
  * only func loaded, MLIR's diagnostics captured instead of printed), the
- * module, its verification and its output: text (nothing elided, so the
- * dense_resource blobs round-trip) or MLIR bytecode. The module and its
+ * module, its verification and its output (src/emit/form). The module and its
  * context are destroyed before returning; blobs view the model's bytes,
  * which the caller keeps alive for the whole call.
  */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <mlir-c/BuiltinTypes.h>
-#include <mlir-c/Diagnostics.h>
 #include <mlir-c/Dialect/Func.h>
 
 #include "emit/torch/torch_internal.h"
-#include "onnx/reader.h"
 #include "util/diag.h"
 
 MlirStringRef torch_str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -52,111 +47,27 @@ o2m_status torch_node_fail(o2m_torch *em, const o2m_node *node,
                     (long long)node->opset, reason);
 }
 
-/* ---- MLIR diagnostics -------------------------------------------------- */
-
-typedef struct text_sink {
-  char *buf;
-  size_t cap, len;
-} text_sink;
-
-static void append_to_sink(MlirStringRef s, void *user) {
-  text_sink *sink = user;
-  size_t room = sink->cap - 1 - sink->len;
-  size_t n = s.length < room ? s.length : room;
-  memcpy(sink->buf + sink->len, s.data, n);
-  sink->len += n;
-  sink->buf[sink->len] = '\0';
-}
-
-/* Keeps the first error as "location: message"; swallows the rest so that
- * nothing reaches stderr. */
-static MlirLogicalResult capture_diagnostic(MlirDiagnostic d, void *user) {
-  o2m_torch *em = user;
-  if (mlirDiagnosticGetSeverity(d) == MlirDiagnosticError &&
-      !em->mlir_error[0]) {
-    text_sink sink = {em->mlir_error, sizeof(em->mlir_error), 0};
-    mlirLocationPrint(mlirDiagnosticGetLocation(d), append_to_sink, &sink);
-    append_to_sink(torch_str(": "), &sink);
-    mlirDiagnosticPrint(d, append_to_sink, &sink);
-  }
-  return mlirLogicalResultSuccess();
-}
-
-/* ---- output ------------------------------------------------------------ */
-
-/* MLIR hands the printed text over in many small pieces; they are gathered
- * into chunks before they reach the FILE. */
-enum { SINK_CHUNK = 1 << 16 };
-
-typedef struct file_sink {
-  FILE *out;
-  const o2m_model *model; /* its file mappings, for weights (see below) */
-  int failed;
-  size_t len;
-  char buf[SINK_CHUNK];
-} file_sink;
-
-static void flush_sink(file_sink *sink) {
-  if (!sink->failed && sink->len &&
-      fwrite(sink->buf, 1, sink->len, sink->out) != sink->len)
-    sink->failed = 1;
-  sink->len = 0;
-}
-
-static void write_to_file(MlirStringRef s, void *user) {
-  file_sink *sink = user;
-  if (sink->len + s.length > sizeof(sink->buf)) flush_sink(sink);
-  if (s.length >= sizeof(sink->buf)) {
-    /* A large piece is a weight blob, handed over where it lies in the
-     * model's file mapping: the kernel copies it into the output file
-     * without the bytes passing through this process. */
-    size_t copied = 0;
-    if (!sink->failed && fflush(sink->out) == 0)
-      copied = o2m_mapping_copy(sink->model->mappings, sink->model->n_mappings, s.data, s.length,
-                                fileno(sink->out));
-    size_t rest = s.length - copied;
-    if (!sink->failed && rest && fwrite(s.data + copied, 1, rest, sink->out) != rest)
-      sink->failed = 1;
-    return;
-  }
-  memcpy(sink->buf + sink->len, s.data, s.length);
-  sink->len += s.length;
-}
-
 static o2m_status write_module(o2m_torch *em, MlirOperation module, FILE *out) {
-  file_sink *sink = malloc(sizeof(*sink));
-  if (!sink) return torch_fail(em, O2M_ERR_NOMEM, "out of memory");
-  sink->out = out;
-  sink->model = em->model;
-  sink->failed = 0;
-  sink->len = 0;
-  if (em->options->bytecode) {
-    mlirOperationWriteBytecode(module, write_to_file, sink);
-  } else {
-    MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
-    mlirOpPrintingFlagsAssumeVerified(flags); /* verified just before */
-    mlirOperationPrintWithFlags(module, flags, write_to_file, sink);
-    mlirOpPrintingFlagsDestroy(flags);
-    write_to_file(torch_str("\n"), sink);
-  }
-  flush_sink(sink);
-  int failed = sink->failed;
-  free(sink);
-  if (failed || fflush(out) != 0 || ferror(out))
+  if (form_write_module(module, em->model, em->options->bytecode, out) != 0)
     return torch_fail(em, O2M_ERR_IO, "writing the MLIR output failed");
   return O2M_OK;
 }
 
 /* ---- entry ------------------------------------------------------------- */
 
+static MlirType builtin_tensor_type(void *em, o2m_dtype dtype, int rank, const int64_t *dims) {
+  return torch_builtin_tensor_type(em, dtype, rank, dims);
+}
+
 static o2m_status init_context(o2m_torch *em) {
   em->ctx = mlirContextCreateWithThreading(false);
   mlirContextSetAllowUnregisteredDialects(em->ctx, true);
-  mlirContextAttachDiagnosticHandler(em->ctx, capture_diagnostic, em, NULL);
+  mlirContextAttachDiagnosticHandler(em->ctx, form_capture_diagnostic, em->mlir_error, NULL);
   MlirDialectHandle func = mlirGetDialectHandle__func__();
   mlirDialectHandleRegisterDialect(func, em->ctx);
   mlirDialectHandleLoadDialect(func, em->ctx);
   em->unknown_loc = mlirLocationUnknownGet(em->ctx);
+  em->tensors = (form_tensor_maker){em->ctx, &em->arena, builtin_tensor_type, em};
   em->si64_type = mlirIntegerTypeSignedGet(em->ctx, 64);
   em->f32_type = mlirF32TypeGet(em->ctx);
   em->name_id = mlirIdentifierGet(em->ctx, torch_str("name"));
@@ -185,7 +96,7 @@ o2m_status o2m_emit_torch(const o2m_model *model,
                         "the emitted torch-form module does not verify");
   if (status == O2M_OK) status = write_module(&em, module_op, out);
   mlirModuleDestroy(module);
-  torch_values_free(&em.values);
+  form_values_free(&em.values);
   o2m_arena_free(&em.arena);
   mlirContextDestroy(em.ctx);
   return status;

@@ -84,7 +84,7 @@ static o2m_status none_value(o2m_torch *em, torch_block *tb, MlirValue *out) {
 }
 
 static o2m_status record(o2m_torch *em, const o2m_value *value, MlirValue def) {
-  if (torch_values_put(&em->values, value, def) != 0)
+  if (form_values_put(&em->values, value, def) != 0)
     return torch_fail(em, O2M_ERR_NOMEM, "out of memory");
   return O2M_OK;
 }
@@ -110,7 +110,7 @@ static o2m_status emit_constant(o2m_torch *em, const o2m_graph *graph,
     return torch_fail(em, O2M_ERR_INTERNAL,
                     "graph '%s': initializer '%s' has no linked value",
                     graph->name, name);
-  if (!mlirValueIsNull(torch_values_get(&em->values, value)))
+  if (!mlirValueIsNull(form_values_get(&em->values, value)))
     return O2M_OK; /* a subgraph input of the same name takes precedence */
   MlirType type;
   o2m_status status = graph_value_type(em, graph, value, "initializer", &type);
@@ -137,7 +137,7 @@ static o2m_status emit_initializers(o2m_torch *em, const o2m_graph *graph,
     const o2m_tensor *t = graph->inits[i];
     MlirAttribute attr;
     const char *why = NULL;
-    o2m_status status = torch_tensor_attr(em, t, t->name, &attr, &why);
+    o2m_status status = form_tensor_attr(&em->tensors, t, t->name, &attr, &why);
     if (status != O2M_OK)
       return torch_fail(em, status, "graph '%s': initializer '%s' %s",
                       graph->name, t->name, why);
@@ -149,7 +149,7 @@ static o2m_status emit_initializers(o2m_torch *em, const o2m_graph *graph,
     const char *name = s->values ? s->values->name : "";
     MlirAttribute attr;
     const char *why = NULL;
-    o2m_status status = torch_sparse_attr(em, s, &attr, &why);
+    o2m_status status = form_sparse_attr(&em->tensors, s, &attr, &why);
     if (status != O2M_OK)
       return torch_fail(em, status,
                       "graph '%s': sparse initializer '%s' %s", graph->name,
@@ -170,7 +170,7 @@ static o2m_status add_operands(o2m_torch *em, const o2m_node *node,
       o2m_status status = none_value(em, tb, &v);
       if (status != O2M_OK) return status;
     } else {
-      v = torch_values_get(&em->values, node->inputs[i]);
+      v = form_values_get(&em->values, node->inputs[i]);
       if (mlirValueIsNull(v))
         return torch_node_fail(em, node, O2M_ERR_INVALID,
                                "input '%s' is used before it is defined",
@@ -297,7 +297,7 @@ static o2m_status emit_terminator(o2m_torch *em, const o2m_graph *graph,
   MlirOperationState state =
       mlirOperationStateGet(torch_str(op_name), em->unknown_loc);
   for (int i = 0; i < graph->n_outputs; i++) {
-    MlirValue v = torch_values_get(&em->values, graph->output_values[i]);
+    MlirValue v = form_values_get(&em->values, graph->output_values[i]);
     if (mlirValueIsNull(v)) {
       abandon_state(&state);
       return torch_fail(em, O2M_ERR_INVALID,
@@ -449,7 +449,7 @@ static o2m_status create_function(o2m_torch *em, const o2m_graph *graph,
 
 o2m_status torch_emit_main_function(o2m_torch *em, MlirBlock module_body) {
   const o2m_graph *graph = em->model->graph;
-  if (torch_values_reserve(&em->values, (size_t)graph->n_values) != 0)
+  if (form_values_reserve(&em->values, (size_t)graph->n_values) != 0)
     return torch_fail(em, O2M_ERR_NOMEM, "out of memory");
   const o2m_value **args =
       malloc(sizeof(*args) * (size_t)(graph->n_inputs + 1));

@@ -5,12 +5,12 @@
  * entry point is o2m_emit_torch in emit/emit.h.
  *
  * Files:
- *   torch_emit.c     entry: context, module, verification, text/bytecode
+ *   torch_emit.c     entry: context, module, verification, output
  *   torch_graph.c    func.func, blocks, nodes, regions, none, terminators
- *   torch_values.c   o2m_value -> MlirValue map
  *   torch_types.c    ONNX types -> torch types (text, parsed and cached)
- *   torch_tensors.c  tensors -> dense_resource / dense / sparse attributes
  *   torch_attrs.c    node attributes -> torch.onnx.<name> attributes
+ * and, shared with onnx-mlir's form, src/emit/form (the value map, tensor
+ * attributes, diagnostics and output).
  *
  * Errors: the graph and attribute functions fill em->diag (torch_fail,
  * torch_node_fail: first error wins) and return a status. The type and
@@ -23,20 +23,10 @@
 #include <mlir-c/IR.h>
 
 #include "emit/emit.h"
+#include "emit/form/form.h"
 #include "ir/ir.h"
 #include "util/arena.h"
 #include "util/strmap.h"
-
-/* Open addressing from o2m_value* to the MlirValue that defines it. */
-typedef struct torch_value_slot {
-  const o2m_value *key;
-  MlirValue value;
-} torch_value_slot;
-
-typedef struct torch_value_map {
-  torch_value_slot *slots;
-  size_t cap, count;
-} torch_value_map;
 
 typedef struct o2m_torch {
   const o2m_model *model;
@@ -51,23 +41,12 @@ typedef struct o2m_torch {
   MlirType none_type, si64_type, f32_type;
   MlirIdentifier name_id; /* "name", the op-name attribute of torch.operator */
 
-  torch_value_map values;
+  form_value_map values;
+  form_tensor_maker tensors; /* builtin tensor types of the torch form */
 
   size_t nodes_done, nodes_total;
-  char mlir_error[1024]; /* first error diagnostic MLIR reported */
+  char mlir_error[FORM_MLIR_ERROR_CAP]; /* first error MLIR reported */
 } o2m_torch;
-
-/* ---- torch_values.c ---------------------------------------------------- */
-
-/* Makes room for `count` values at once; -1 when out of memory. */
-int torch_values_reserve(torch_value_map *map, size_t count);
-/* Records the definition of `value`; -1 when out of memory. */
-int torch_values_put(torch_value_map *map, const o2m_value *value,
-                     MlirValue def);
-/* The definition of `value` (following outer references to the enclosing
- * graph's value); a null MlirValue when none was recorded. */
-MlirValue torch_values_get(const torch_value_map *map, const o2m_value *value);
-void torch_values_free(torch_value_map *map);
 
 /* ---- torch_types.c ----------------------------------------------------- */
 
@@ -84,19 +63,6 @@ MlirType torch_builtin_tensor_type(o2m_torch *em, o2m_dtype dtype, int rank,
                                    const int64_t *dims);
 /* Parses `text` once per emitter and caches it; null on a parse error. */
 MlirType torch_parse_type(o2m_torch *em, const char *text);
-
-/* ---- torch_tensors.c --------------------------------------------------- */
-
-/* The value attribute of `tensor`: dense_resource over its bytes (no
- * copy), dense for typed-field and string data, dense<> when empty.
- * `fallback_name` names the blob when the tensor has no name. Failures as
- * for torch_type: a status and a static reason in *why. */
-o2m_status torch_tensor_attr(o2m_torch *em, const o2m_tensor *tensor,
-                             const char *fallback_name, MlirAttribute *out,
-                             const char **why);
-/* A sparse tensor as a builtin sparse<indices, values> attribute. */
-o2m_status torch_sparse_attr(o2m_torch *em, const o2m_sparse_tensor *sparse,
-                             MlirAttribute *out, const char **why);
 
 /* ---- torch_attrs.c ----------------------------------------------------- */
 

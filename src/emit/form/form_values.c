@@ -1,7 +1,7 @@
-/* torch_values.c - the map from graph values to the SSA values defining them.
+/* form_values.c - the map from graph values to the SSA values defining them.
  *
  * Owns: a pointer-keyed hash table (open addressing, linear probing) that
- * the graph emitter fills as it creates block arguments, constants and
+ * an as-written emitter fills as it creates block arguments, constants and
  * node results, and reads for every operand. Keys are the o2m_value
  * pointers themselves, unique across the whole model, so one map serves
  * the main graph and every subgraph; a subgraph's reference to an outer
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "emit/torch/torch_internal.h"
+#include "emit/form/form.h"
 
 static size_t hash_pointer(const void *p, size_t cap) {
   uint64_t h = (uint64_t)(uintptr_t)p;
@@ -20,15 +20,15 @@ static size_t hash_pointer(const void *p, size_t cap) {
   return (size_t)h & (cap - 1);
 }
 
-static torch_value_slot *find_slot(torch_value_slot *slots, size_t cap,
+static form_value_slot *find_slot(form_value_slot *slots, size_t cap,
                                    const o2m_value *key) {
   size_t i = hash_pointer(key, cap);
   while (slots[i].key && slots[i].key != key) i = (i + 1) & (cap - 1);
   return &slots[i];
 }
 
-static int resize(torch_value_map *map, size_t cap) {
-  torch_value_slot *slots = calloc(cap, sizeof(*slots));
+static int resize(form_value_map *map, size_t cap) {
+  form_value_slot *slots = calloc(cap, sizeof(*slots));
   if (!slots) return -1;
   for (size_t i = 0; i < map->cap; i++)
     if (map->slots[i].key)
@@ -39,18 +39,18 @@ static int resize(torch_value_map *map, size_t cap) {
   return 0;
 }
 
-int torch_values_reserve(torch_value_map *map, size_t count) {
+int form_values_reserve(form_value_map *map, size_t count) {
   size_t cap = 1024;
   while (cap < count * 2) cap *= 2;
   return cap > map->cap ? resize(map, cap) : 0;
 }
 
-int torch_values_put(torch_value_map *map, const o2m_value *value,
+int form_values_put(form_value_map *map, const o2m_value *value,
                      MlirValue def) {
   if ((map->count + 1) * 4 >= map->cap * 3 &&
       resize(map, map->cap ? map->cap * 2 : 1024) != 0)
     return -1;
-  torch_value_slot *slot = find_slot(map->slots, map->cap, value);
+  form_value_slot *slot = find_slot(map->slots, map->cap, value);
   if (!slot->key) {
     slot->key = value;
     map->count++;
@@ -59,16 +59,16 @@ int torch_values_put(torch_value_map *map, const o2m_value *value,
   return 0;
 }
 
-MlirValue torch_values_get(const torch_value_map *map, const o2m_value *value) {
+MlirValue form_values_get(const form_value_map *map, const o2m_value *value) {
   /* An outer reference chain ends at the defining graph's own value. */
   while (value && value->kind == O2M_VALUE_OUTER && value->outer)
     value = value->outer;
   if (!value || !map->cap) return (MlirValue){NULL};
-  torch_value_slot *slot = find_slot(map->slots, map->cap, value);
+  form_value_slot *slot = find_slot(map->slots, map->cap, value);
   return slot->key ? slot->value : (MlirValue){NULL};
 }
 
-void torch_values_free(torch_value_map *map) {
+void form_values_free(form_value_map *map) {
   free(map->slots);
   map->slots = NULL;
   map->cap = map->count = 0;

@@ -1,4 +1,6 @@
-/* torch_tensors.c - tensor data as MLIR attributes.
+/* form_tensors.c - tensor data as MLIR attributes, for both as-written
+ * forms (the torch form and onnx-mlir's form differ only in the element
+ * types of the attribute, which the caller's form_tensor_maker gives).
  *
  * Owns: the choice of attribute for a tensor's value and the blob names.
  *
@@ -8,7 +10,7 @@
  *          module (it does: the module is written before emit returns)
  *   typed fields (float_data, int64_data, ...: decoded into the arena)
  *       -> dense<...>, as torch-mlir's importer does for them
- *   strings -> dense<["a", "b"]> : tensor<2x!torch.str>
+ *   strings -> dense<["a", "b"]> : tensor<2x!torch.str> (or !onnx.String)
  *   no elements -> dense<> : tensor<0xf32>
  *   4- and 2-bit types (int4, uint4, int2, uint2, float4e2m1): ONNX packs
  *       them two or four to a byte, MLIR stores one per byte, so they are
@@ -31,7 +33,7 @@
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 
-#include "emit/torch/torch_internal.h"
+#include "emit/form/form.h"
 
 enum { BLOB_ALIGNMENT = 8 };
 
@@ -51,10 +53,10 @@ static int is_identifier(const char *s) {
 }
 
 /* The blob name for a tensor called `name` (in the emitter's arena). */
-static const char *blob_name(o2m_torch *em, const char *name) {
+static const char *blob_name(o2m_arena *arena, const char *name) {
   size_t n = strlen(name);
   int prefix = !is_identifier(name);
-  char *out = o2m_arena_alloc(&em->arena, n + (size_t)prefix + 1);
+  char *out = o2m_arena_alloc(arena, n + (size_t)prefix + 1);
   if (!out) return NULL;
   if (prefix) out[0] = '_';
   for (size_t i = 0; i < n; i++) {
@@ -128,17 +130,17 @@ static MlirAttribute dense_copy(MlirType type, const o2m_tensor *tensor) {
 }
 
 /* A dense_resource<...> attribute over the tensor's bytes. */
-static MlirAttribute dense_resource(o2m_torch *em, MlirType type,
+static MlirAttribute dense_resource(MlirType type,
                                     const o2m_tensor *tensor,
                                     const char *name) {
   if (!is_sub_byte(tensor->dtype))
     return mlirUnmanagedDenseResourceElementsAttrGet(
-        type, torch_str(name), (void *)tensor->data, tensor->nbytes,
+        type, mlirStringRefCreateFromCString(name), (void *)tensor->data, tensor->nbytes,
         BLOB_ALIGNMENT, false, NULL, NULL);
   uint8_t *bytes = unpack_sub_byte(tensor);
   if (!bytes) return mlirAttributeGetNull();
   return mlirUnmanagedDenseResourceElementsAttrGet(
-      type, torch_str(name), bytes, (size_t)tensor->count,
+      type, mlirStringRefCreateFromCString(name), bytes, (size_t)tensor->count,
       BLOB_ALIGNMENT, false, free_owned_blob, bytes);
 }
 
@@ -153,13 +155,14 @@ static const char *check_payload(const o2m_tensor *tensor) {
   return NULL;
 }
 
-o2m_status torch_tensor_attr(o2m_torch *em, const o2m_tensor *tensor,
-                             const char *fallback_name, MlirAttribute *out,
-                             const char **why) {
-  MlirType type = torch_builtin_tensor_type(em, tensor->dtype, tensor->rank,
-                                            tensor->dims);
+static const char *const cannot_hold =
+    "has an element type or shape the output form cannot hold";
+
+o2m_status form_tensor_attr(const form_tensor_maker *maker, const o2m_tensor *tensor,
+                            const char *fallback_name, MlirAttribute *out, const char **why) {
+  MlirType type = maker->type(maker->user, tensor->dtype, tensor->rank, tensor->dims);
   if (mlirTypeIsNull(type)) {
-    *why = "has an element type or shape the torch form cannot hold";
+    *why = cannot_hold;
     return O2M_ERR_UNSUPPORTED;
   }
   if ((*why = check_payload(tensor))) return O2M_ERR_INVALID;
@@ -169,8 +172,8 @@ o2m_status torch_tensor_attr(o2m_torch *em, const o2m_tensor *tensor,
     *out = dense_copy(type, tensor);
   } else {
     const char *name = blob_name(
-        em, tensor->name && *tensor->name ? tensor->name : fallback_name);
-    *out = name ? dense_resource(em, type, tensor, name)
+        maker->arena, tensor->name && *tensor->name ? tensor->name : fallback_name);
+    *out = name ? dense_resource(type, tensor, name)
                 : mlirAttributeGetNull();
   }
   if (mlirAttributeIsNull(*out)) {
@@ -232,8 +235,8 @@ static o2m_status sparse_coordinates(const o2m_sparse_tensor *sparse,
   return O2M_OK;
 }
 
-o2m_status torch_sparse_attr(o2m_torch *em, const o2m_sparse_tensor *sparse,
-                             MlirAttribute *out, const char **why) {
+o2m_status form_sparse_attr(const form_tensor_maker *maker, const o2m_sparse_tensor *sparse,
+                            MlirAttribute *out, const char **why) {
   const o2m_tensor *values = sparse->values;
   if (!values || !sparse->indices || values->rank != 1) {
     *why = "lacks 1-D values or indices";
@@ -241,15 +244,13 @@ o2m_status torch_sparse_attr(o2m_torch *em, const o2m_sparse_tensor *sparse,
   }
   if ((*why = check_payload(values))) return O2M_ERR_INVALID;
   int64_t nnz = values->count;
-  MlirType type = torch_builtin_tensor_type(em, values->dtype, sparse->rank,
-                                            sparse->dims);
-  MlirType values_type =
-      torch_builtin_tensor_type(em, values->dtype, 1, &nnz);
+  MlirType type = maker->type(maker->user, values->dtype, sparse->rank, sparse->dims);
+  MlirType values_type = maker->type(maker->user, values->dtype, 1, &nnz);
   int64_t index_shape[2] = {nnz, sparse->rank};
   MlirType index_type = mlirRankedTensorTypeGet(
-      2, index_shape, mlirIntegerTypeGet(em->ctx, 64), mlirAttributeGetNull());
+      2, index_shape, mlirIntegerTypeGet(maker->ctx, 64), mlirAttributeGetNull());
   if (mlirTypeIsNull(type) || mlirTypeIsNull(values_type)) {
-    *why = "has an element type or shape the torch form cannot hold";
+    *why = cannot_hold;
     return O2M_ERR_UNSUPPORTED;
   }
   int64_t *coords = NULL;

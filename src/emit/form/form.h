@@ -1,0 +1,84 @@
+/* form.h - what the two as-written emitters share: src/emit/torch
+ * (torch-mlir's ONNX import form) and src/emit/onnx (onnx-mlir's ONNX
+ * dialect). Both write every ONNX node as one op, with the inferred types,
+ * and weights as zero-copy blobs.
+ *
+ * Files:
+ *   form_values.c   the o2m_value -> MlirValue map
+ *   form_tensors.c  tensors as dense_resource / dense / sparse attributes
+ *   form_output.c   MLIR's diagnostics captured; the module written out
+ */
+#ifndef O2M_FORM_H
+#define O2M_FORM_H
+
+#include <stdio.h>
+
+#include <mlir-c/Diagnostics.h>
+#include <mlir-c/IR.h>
+
+#include "ir/ir.h"
+#include "util/arena.h"
+
+/* ---- form_values.c ----------------------------------------------------- */
+
+/* Open addressing from o2m_value* to the MlirValue that defines it. */
+typedef struct form_value_slot {
+  const o2m_value *key;
+  MlirValue value;
+} form_value_slot;
+
+typedef struct form_value_map {
+  form_value_slot *slots;
+  size_t cap, count;
+} form_value_map;
+
+/* Makes room for `count` values at once; -1 when out of memory. */
+int form_values_reserve(form_value_map *map, size_t count);
+/* Records the definition of `value`; -1 when out of memory. */
+int form_values_put(form_value_map *map, const o2m_value *value, MlirValue def);
+/* The definition of `value` (following outer references to the enclosing
+ * graph's value); a null MlirValue when none was recorded. */
+MlirValue form_values_get(const form_value_map *map, const o2m_value *value);
+void form_values_free(form_value_map *map);
+
+/* ---- form_tensors.c ---------------------------------------------------- */
+
+/* The builtin tensor type of a constant's value attribute in one form
+ * (tensor<2x3xsi64> in the torch form, tensor<2x3xi64> in onnx-mlir's);
+ * null when the form has no such type. */
+typedef MlirType (*form_tensor_type_fn)(void *user, o2m_dtype dtype, int rank,
+                                        const int64_t *dims);
+
+typedef struct form_tensor_maker {
+  MlirContext ctx;
+  o2m_arena *arena; /* blob names live here */
+  form_tensor_type_fn type;
+  void *user;
+} form_tensor_maker;
+
+/* The value attribute of `tensor`: dense_resource over its bytes (no
+ * copy), dense for typed-field and string data, dense<> when empty.
+ * `fallback_name` names the blob when the tensor has no name. On failure
+ * returns a status and points *why at a static reason for the caller's
+ * message. */
+o2m_status form_tensor_attr(const form_tensor_maker *maker, const o2m_tensor *tensor,
+                            const char *fallback_name, MlirAttribute *out, const char **why);
+/* A sparse tensor as a builtin sparse<indices, values> attribute. */
+o2m_status form_sparse_attr(const form_tensor_maker *maker, const o2m_sparse_tensor *sparse,
+                            MlirAttribute *out, const char **why);
+
+/* ---- form_output.c ----------------------------------------------------- */
+
+enum { FORM_MLIR_ERROR_CAP = 1024 };
+
+/* A diagnostic handler: keeps the first error as "location: message" in
+ * `user` (a char[FORM_MLIR_ERROR_CAP], empty to start with) and swallows
+ * every diagnostic, so that nothing reaches stderr. */
+MlirLogicalResult form_capture_diagnostic(MlirDiagnostic d, void *user);
+
+/* Writes `module` to `out` as text or (bytecode non-zero) MLIR bytecode;
+ * weight blobs that lie in `model`'s file mappings are copied by the
+ * kernel. 0, or -1 when writing failed. */
+int form_write_module(MlirOperation module, const o2m_model *model, int bytecode, FILE *out);
+
+#endif
