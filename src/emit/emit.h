@@ -20,6 +20,12 @@ o2m_status o2m_emit_torch(const o2m_model *model,
                           const o2m_import_options *options, FILE *out,
                           o2m_diag *diag);
 
+/* onnx-mlir's ONNX dialect, the form `onnx-mlir --EmitONNXBasic` writes
+ * (src/emit/onnx). Nodes of ops onnx-mlir lacks are first written in ops
+ * it has by the shared layer (src/transform), so the model may change. */
+o2m_status o2m_emit_onnx(o2m_model *model, const o2m_import_options *options, FILE *out,
+                         o2m_diag *diag);
+
 /* Linalg-on-tensors (+ tensor/arith/math/scf). Rewrites the model to the
  * core form first (src/transform), so the model is changed. */
 o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,

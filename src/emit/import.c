@@ -19,7 +19,7 @@ static o2m_status emit_torch(o2m_model *model, const o2m_import_options *options
 /* NULL: not implemented yet. */
 static const o2m_emit_fn emitters[] = {
     [O2M_TARGET_TORCH] = emit_torch,
-    [O2M_TARGET_ONNX] = NULL,
+    [O2M_TARGET_ONNX] = o2m_emit_onnx,
     [O2M_TARGET_LINALG] = o2m_emit_linalg,
     [O2M_TARGET_TOSA] = o2m_emit_tosa,
     [O2M_TARGET_STABLEHLO] = o2m_emit_stablehlo,

@@ -43,10 +43,12 @@ static const o2m_rewrite_rule *decomposition_for(const char *domain, const char 
 typedef struct target_ops {
   o2m_keeps_op_fn keeps; /* NULL: the target keeps no op that has a rule */
   void *user;
+  int as_written; /* 1: a node the target keeps is not normalized either */
 } target_ops;
 
 static int applies(const o2m_rewrite_rule *rule, const o2m_node *n, const target_ops *t) {
   if (!rule || !rule->rewrite) return 0;
+  if (t->as_written) return !t->keeps(n, t->user);
   if (!rule->decomposes) return 1;
   return !t->keeps || !t->keeps(n, t->user);
 }
@@ -200,13 +202,19 @@ static o2m_status fuse_graph(o2m_model *model, o2m_graph *g, const target_ops *t
 }
 
 o2m_status o2m_transform_to_core(o2m_model *model, o2m_diag *diag) {
-  target_ops t = {NULL, NULL};
+  target_ops t = {NULL, NULL, 0};
   return transform_graph(model, model->graph, &t, diag);
 }
 
 o2m_status o2m_transform_for_target(o2m_model *model, o2m_keeps_op_fn keeps, void *user,
                                     o2m_diag *diag) {
-  target_ops t = {keeps, user};
+  target_ops t = {keeps, user, 0};
   o2m_status s = fuse_graph(model, model->graph, &t, diag);
   return s ? s : transform_graph(model, model->graph, &t, diag);
+}
+
+o2m_status o2m_transform_missing_ops(o2m_model *model, o2m_keeps_op_fn keeps, void *user,
+                                     o2m_diag *diag) {
+  target_ops t = {keeps, user, 1};
+  return transform_graph(model, model->graph, &t, diag);
 }

@@ -66,6 +66,13 @@ typedef int (*o2m_keeps_op_fn)(const o2m_node *n, void *user);
 o2m_status o2m_transform_for_target(o2m_model *model, o2m_keeps_op_fn keeps, void *user,
                                     o2m_diag *diag);
 
+/* For a target that writes ops as the model has them (onnx-mlir's ONNX
+ * form): a node the target keeps stays exactly as written, not even
+ * normalized; a node it does not keep gets its rules (normalization, then
+ * decomposition), and so do the nodes they make that it does not keep. */
+o2m_status o2m_transform_missing_ops(o2m_model *model, o2m_keeps_op_fn keeps, void *user,
+                                     o2m_diag *diag);
+
 /* The rule for an op, or NULL when it has none. */
 const o2m_rewrite_rule *o2m_rewrite_rule_for(const char *domain,
                                              const char *op_type);

@@ -7,6 +7,9 @@
 #   TARGET=torch (default): the torch form, ratchet torch-import.pass
 #   TARGET=stablehlo: StableHLO (the import itself runs the spec checker,
 #                     src/emit/stablehlo/shlo_check.c), ratchet stablehlo.pass
+#   TARGET=onnx: onnx-mlir's ONNX dialect (the import itself runs the check
+#                against onnx-mlir's op table, src/emit/onnx/om_check.c),
+#                ratchet onnx-import.pass
 #   usage: [TARGET=T] check_import.sh BUILD_DIR [--update]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +19,8 @@ target=${TARGET:-torch}
 case "$target" in
   torch) passfile="$here/torch-import.pass" ;;
   stablehlo) passfile="$here/stablehlo.pass" ;;
-  *) echo "check_import.sh: unknown TARGET '$target' (torch, stablehlo)" >&2; exit 2 ;;
+  onnx) passfile="$here/onnx-import.pass" ;;
+  *) echo "check_import.sh: unknown TARGET '$target' (torch, stablehlo, onnx)" >&2; exit 2 ;;
 esac
 mlir_opt=${MLIR_OPT:-/usr/lib/llvm-22/bin/mlir-opt}
 work=$(mktemp -d)
