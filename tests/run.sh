@@ -5,6 +5,8 @@
 #   lit      FileCheck tests of emitted MLIR (tests/lit)
 #   import   every ONNX test-suite model imported and parsed by mlir-opt-22,
 #            against the ratchet tests/conformance/torch-import.pass
+#   onnx     the same with --to onnx (each module also passes the check
+#            against onnx-mlir's op table), against tests/conformance/onnx-import.pass
 #   stablehlo the same with --to stablehlo (each module also passes the
 #            StableHLO spec checker), against tests/conformance/stablehlo.pass
 #   linalg   every ONNX test-suite model run end to end on the linalg target
@@ -74,6 +76,7 @@ run_ratchet() { # run_ratchet LABEL SCRIPT TARGET PASSFILE: a suite checked agai
 }
 run_ratchet "torch import" check_import.sh torch torch-import.pass
 run_ratchet "stablehlo import" check_import.sh stablehlo stablehlo.pass
+run_ratchet "onnx import" check_import.sh onnx onnx-import.pass
 run_ratchet linalg check_run.sh linalg linalg.pass
 run_ratchet tosa check_run.sh tosa tosa.pass
 

@@ -1,11 +1,12 @@
 /* cli_plugin.c - loads the MLIR side only when a command needs it, so that
  * `info` starts in a few milliseconds. Two plugins exist:
- *   libonnx2mlir-torch.so  the torch-form emitter, linked statically against
- *                          the few MLIR libraries it needs (IR, parser,
- *                          bytecode writer): a few MB, loads in ~20 ms;
+ *   libonnx2mlir-forms.so  the as-written emitters (torch and onnx forms),
+ *                          linked statically against the few MLIR libraries
+ *                          they need (IR, parser, bytecode writer): a few
+ *                          MB, loads in ~20 ms;
  *   libonnx2mlir-mlir.so   every emitter and the JIT, linked against
  *                          Debian's shared libMLIR/libLLVM (~0.2 s to load).
- * `import --to torch` takes the first when it is there, everything else the
+ * `import --to torch|onnx` takes the first when it is there, everything else the
  * second. Search order for a plugin: $ONNX2MLIR_PLUGIN (the full plugin
  * only), next to the executable, ../lib/onnx2mlir/ relative to it, then
  * the build tree. */
@@ -21,7 +22,7 @@
 #include "util/diag.h"
 
 #define FULL_PLUGIN "libonnx2mlir-mlir.so"
-#define TORCH_PLUGIN "libonnx2mlir-torch.so"
+#define FORMS_PLUGIN "libonnx2mlir-forms.so"
 
 static void *try_open(const char *path, char *errors, size_t cap) {
   /* lazy binding: resolving every function of libMLIR and libLLVM up front
@@ -80,8 +81,8 @@ const struct o2m_plugin *cli_load_plugin(o2m_diag *diag) { return load(FULL_PLUG
 
 cli_import_fn cli_load_import(int target, o2m_diag *diag) {
   const struct o2m_plugin *p = NULL;
-  if (target == O2M_TARGET_TORCH) {
-    p = load(TORCH_PLUGIN, 1, diag);
+  if (target == O2M_TARGET_TORCH || target == O2M_TARGET_ONNX) {
+    p = load(FORMS_PLUGIN, 1, diag);
     if (!p && diag->status) return NULL; /* there, but broken */
   }
   if (!p) p = cli_load_plugin(diag);

@@ -156,7 +156,18 @@ static void write_targets(FILE *out, const summary *s) {
   write_support(out, s, "linalg", o2m_linalg_support);
   write_support(out, s, "tosa", o2m_tosa_support);
   write_support(out, s, "stablehlo", o2m_stablehlo_support);
-  fprintf(out, "  onnx: not implemented yet\n");
+  /* onnx-mlir's form writes an op it lacks as an onnx.Custom, as onnx-mlir does */
+  int custom = 0;
+  for (int i = 0; i < s->n_ops; i++)
+    custom += o2m_onnx_support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE;
+  fprintf(out, "  %-10s %d of %d ops", "onnx", s->n_ops - custom, s->n_ops);
+  if (custom) {
+    fprintf(out, "; as onnx.Custom:");
+    for (int i = 0; i < s->n_ops; i++)
+      if (o2m_onnx_support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE)
+        fprintf(out, " %s", s->ops[i].op_type);
+  }
+  fprintf(out, "\n");
 }
 
 o2m_status o2m_model_write_info(const o2m_model *model, unsigned flags,

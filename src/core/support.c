@@ -23,6 +23,12 @@ static const char *const stablehlo_lowered[] = {
 #undef LOWER
     NULL};
 
+static const char *const onnx_mlir_ops[] = {
+#define ONNX_OP(name, operands, results, regions, attrs) name,
+#include "emit/onnx/om_ops.def"
+#undef ONNX_OP
+    NULL};
+
 static const struct {
   const char *domain, *op;
 } rewritten[] = {
@@ -67,4 +73,11 @@ o2m_op_support o2m_tosa_support(const char *domain, const char *op_type) {
 
 o2m_op_support o2m_stablehlo_support(const char *domain, const char *op_type) {
   return support_in(stablehlo_lowered, domain, op_type);
+}
+
+o2m_op_support o2m_onnx_support(const char *domain, const char *op_type) {
+  int onnx_domain = !domain[0] || strcmp(domain, "ai.onnx") == 0 || strcmp(domain, "ai.onnx.ml") == 0;
+  if (onnx_domain && listed(onnx_mlir_ops, op_type)) return O2M_SUPPORT_LOWERED;
+  if (onnx_domain && has_rule("", op_type)) return O2M_SUPPORT_REWRITTEN;
+  return O2M_SUPPORT_NONE;
 }

@@ -13,5 +13,9 @@ o2m_op_support o2m_linalg_support(const char *domain, const char *op_type);
  * lower (the import reports what remains). */
 o2m_op_support o2m_tosa_support(const char *domain, const char *op_type);
 o2m_op_support o2m_stablehlo_support(const char *domain, const char *op_type);
+/* onnx-mlir's form: LOWERED when onnx-mlir has the op (its table,
+ * src/emit/onnx/om_ops.def), REWRITTEN when the shared layer writes it in
+ * other ops, NONE when it is written as an onnx.Custom. */
+o2m_op_support o2m_onnx_support(const char *domain, const char *op_type);
 
 #endif

@@ -158,6 +158,16 @@ static const char *const kind_name[OM_KIND_COUNT] = {
 };
 
 static o2m_status check_attrs(checker *c, MlirOperation op, const om_op *def) {
+  for (intptr_t i = 0; i < mlirOperationGetNumDiscardableAttributes(op); i++) {
+    MlirNamedAttribute na = mlirOperationGetDiscardableAttribute(op, i);
+    MlirStringRef name = mlirIdentifierStr(na.name);
+    char text[160];
+    snprintf(text, sizeof(text), "%.*s", (int)name.length, name.data);
+    if (om_attr_def_find(def, text))
+      return violation(c, op, "attribute '%s' is discardable; the op has it inherent", text);
+    if (strcmp(text, "onnx_node_name") == 0 && !mlirAttributeIsAString(na.attribute))
+      return violation(c, op, "onnx_node_name is not a string");
+  }
   int constant_values = 0;
   for (int i = 0; i < def->n_attrs; i++) {
     const om_attr_def *a = &def->attrs[i];
@@ -176,16 +186,6 @@ static o2m_status check_attrs(checker *c, MlirOperation op, const om_op *def) {
   }
   if (strcmp(def->name, "Constant") == 0 && constant_values != 1)
     return violation(c, op, "has %d value attributes; a constant has exactly one", constant_values);
-  for (intptr_t i = 0; i < mlirOperationGetNumDiscardableAttributes(op); i++) {
-    MlirNamedAttribute na = mlirOperationGetDiscardableAttribute(op, i);
-    MlirStringRef name = mlirIdentifierStr(na.name);
-    char text[160];
-    snprintf(text, sizeof(text), "%.*s", (int)name.length, name.data);
-    if (om_attr_def_find(def, text))
-      return violation(c, op, "attribute '%s' is discardable; the op has it inherent", text);
-    if (strcmp(text, "onnx_node_name") == 0 && !mlirAttributeIsAString(na.attribute))
-      return violation(c, op, "onnx_node_name is not a string");
-  }
   return O2M_OK;
 }
 

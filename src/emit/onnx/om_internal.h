@@ -67,7 +67,7 @@ MlirType om_element_type(om_emitter *em, o2m_dtype dtype);
 /* tensor<dims x elem> of a constant; null when the element type has no
  * onnx-mlir form. */
 MlirType om_tensor_type(om_emitter *em, o2m_dtype dtype, int rank, const int64_t *dims);
-/* "0:batch,2:seq" for the named dims of a declared type (looking inside a
+/* "0:batch,2:seq" for the dims the model names in a declared type (looking inside a
  * sequence or optional), in the arena; "" when none is named. */
 const char *om_dim_params(om_emitter *em, const o2m_type *declared);
 

@@ -94,12 +94,16 @@ static void text_add(text_buf *t, const char *s) {
 }
 
 /* Appends the text of `type`; a static reason when it has none. */
-static const char *add_type_text(text_buf *t, const o2m_type *type, int depth);
+static const char *add_type_text(om_emitter *em, text_buf *t, const o2m_type *type, int depth);
 
-static const char *add_tensor_text(text_buf *t, const o2m_type *type) {
+static const char *add_tensor_text(om_emitter *em, text_buf *t, const o2m_type *type) {
   if (type->elem == O2M_DT_UNDEFINED) return "has an unknown element type";
   const char *elem = element_name(type->elem);
-  if (!elem) return "has an element type onnx-mlir cannot represent";
+  if (!elem) {
+    const char *why = o2m_arena_printf(&em->arena, "has element type %s, which onnx-mlir cannot "
+                                       "represent", o2m_dtype_name(type->elem));
+    return why ? why : "has an element type onnx-mlir cannot represent";
+  }
   text_add(t, "tensor<");
   if (type->rank < 0) {
     text_add(t, "*x");
@@ -118,24 +122,24 @@ static const char *add_tensor_text(text_buf *t, const o2m_type *type) {
   return NULL;
 }
 
-static const char *add_type_text(text_buf *t, const o2m_type *type, int depth) {
+static const char *add_type_text(om_emitter *em, text_buf *t, const o2m_type *type, int depth) {
   if (depth > 16) return "nests sequences or optionals too deeply";
   switch (type->kind) {
   case O2M_TYPE_TENSOR:
   case O2M_TYPE_SPARSE_TENSOR:
-    return add_tensor_text(t, type);
+    return add_tensor_text(em, t, type);
   case O2M_TYPE_SEQUENCE: {
     if (!type->inner || type->inner->kind != O2M_TYPE_TENSOR)
       return "is a sequence of non-tensors, which onnx-mlir cannot represent";
     text_add(t, "!onnx.Seq<");
-    const char *why = add_tensor_text(t, type->inner);
+    const char *why = add_tensor_text(em, t, type->inner);
     text_add(t, ">");
     return why;
   }
   case O2M_TYPE_OPTIONAL: {
     if (!type->inner) return "is an optional of an unknown type";
     text_add(t, "!onnx.Opt<");
-    const char *why = add_type_text(t, type->inner, depth + 1);
+    const char *why = add_type_text(em, t, type->inner, depth + 1);
     text_add(t, ">");
     return why;
   }
@@ -160,7 +164,7 @@ static MlirType parse_cached(om_emitter *em, const char *text) {
 
 o2m_status om_type(om_emitter *em, const o2m_type *type, MlirType *out, const char **why) {
   text_buf t = {0};
-  *why = add_type_text(&t, type, 0);
+  *why = add_type_text(em, &t, type, 0);
   o2m_status status = O2M_OK;
   if (*why) {
     status = O2M_ERR_UNSUPPORTED;
@@ -187,7 +191,7 @@ const char *om_dim_params(om_emitter *em, const o2m_type *declared) {
   text_buf t = {0};
   for (int d = 0; d < declared->rank; d++) {
     const char *sym = declared->dims[d].sym;
-    if (declared->dims[d].size >= 0 || !sym || !*sym) continue;
+    if (declared->dims[d].size >= 0 || !sym || !*sym || o2m_symbol_is_fresh(sym)) continue;
     char index[24];
     snprintf(index, sizeof(index), "%s%d:", t.len ? "," : "", d);
     text_add(&t, index);
