@@ -159,15 +159,23 @@ static int has_graph_attr(const o2m_node *node) {
   return 0;
 }
 
-/* Kept: an op onnx-mlir has, and an op of another domain, which stays an
- * onnx.Custom as in onnx-mlir, unless it holds graphs (a Custom has no
- * regions: onnx-mlir's importer drops them; here the shared layer writes
- * the node in other ops where it can, else the import fails). */
+/* ai.onnx.preview, ai.onnx.preview.training: ONNX's own domains for ops
+ * onnx-mlir does not know. */
+static int is_onnx_family_domain(const char *domain) {
+  return is_onnx_domain(domain) || strncmp(domain, "ai.onnx.", 8) == 0;
+}
+
+/* Kept: an op onnx-mlir has, and an op of a domain outside ONNX's, which
+ * stays an onnx.Custom as in onnx-mlir, unless it holds graphs (a Custom
+ * has no regions: onnx-mlir's importer drops them; here the shared layer
+ * writes the node in other ops where it can, else the import fails). An
+ * ONNX op onnx-mlir lacks is written in ops it has where the shared layer
+ * can (onnx-mlir inlines its ONNX function body, where it has one). */
 int om_keeps_node(const o2m_node *node, void *user) {
   om_emitter *em = user;
   int custom;
   op_for_node(em, node, &custom);
-  return !custom || (!is_onnx_domain(node->domain) && !has_graph_attr(node));
+  return !custom || (!is_onnx_family_domain(node->domain) && !has_graph_attr(node));
 }
 
 /* ---- nodes ------------------------------------------------------------- */
@@ -370,10 +378,11 @@ static o2m_status emit_node(om_emitter *em, const o2m_node *node, MlirBlock bloc
   int custom;
   const om_op *def = op_for_node(em, node, &custom);
   if (!def) return om_node_fail(em, node, O2M_ERR_INTERNAL, "the op table lacks onnx.Custom");
-  if (custom && is_onnx_domain(node->domain))
-    o2m_warn(em->diag, "%s: node '%s': onnx-mlir has no op %s, and the shared layer could not "
-             "write it in ops it has: written as onnx.Custom",
-             em->model->path ? em->model->path : "<model>", node->name, node->op_type);
+  if (custom && is_onnx_family_domain(node->domain))
+    o2m_warn(em->diag, "%s: graph '%s': node '%s' (%s): onnx-mlir has no op %s, and the shared "
+             "layer could not write it in ops it has: written as onnx.Custom",
+             em->model->path ? em->model->path : "<model>", node->graph ? node->graph->name : "",
+             node->name, node->op_type, node->op_type);
   int cap = node->n_inputs + (custom ? 0 : def->n_operands) + 8;
   int rcap = node->n_outputs + (custom ? 0 : def->n_results) + 1;
   MlirValue *operands = malloc(sizeof(MlirValue) * (size_t)cap);
