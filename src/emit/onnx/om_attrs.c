@@ -155,14 +155,28 @@ static const char *const kind_text[OM_KIND_COUNT] = {
     [OM_ANY] = "a TENSOR", [OM_TYPE] = "a data type",
 };
 
+static const char *const onnx_type_text[] = {
+    [O2M_ATTR_FLOAT] = "FLOAT", [O2M_ATTR_INT] = "INT", [O2M_ATTR_STRING] = "STRING",
+    [O2M_ATTR_TENSOR] = "TENSOR", [O2M_ATTR_GRAPH] = "GRAPH", [O2M_ATTR_FLOATS] = "FLOATS",
+    [O2M_ATTR_INTS] = "INTS", [O2M_ATTR_STRINGS] = "STRINGS", [O2M_ATTR_TENSORS] = "TENSORS",
+    [O2M_ATTR_GRAPHS] = "GRAPHS", [O2M_ATTR_SPARSE_TENSOR] = "SPARSE_TENSOR",
+    [O2M_ATTR_SPARSE_TENSORS] = "SPARSE_TENSORS", [O2M_ATTR_TYPE_PROTO] = "TYPE_PROTO",
+    [O2M_ATTR_TYPE_PROTOS] = "TYPE_PROTOS",
+};
+
+static const char *onnx_type_name(o2m_attr_type type) {
+  size_t n = sizeof(onnx_type_text) / sizeof(onnx_type_text[0]);
+  return (size_t)type < n && onnx_type_text[type] ? onnx_type_text[type] : "an undefined type";
+}
+
 /* An inherent attribute as the table types it. */
 static o2m_status typed_attr(const attr_job *job, const om_attr_def *def, MlirAttribute *out) {
   om_emitter *em = job->em;
   const o2m_attr *a = job->attr;
   if (!kind_takes(def->kind, a->type))
     return om_node_fail(em, job->node, O2M_ERR_INVALID,
-                        "attribute '%s' must be %s for onnx-mlir's onnx.%s (ONNX type %d given)",
-                        a->name, kind_text[def->kind], job->node->op_type, (int)a->type);
+                        "attribute '%s' must be %s for onnx-mlir's onnx.%s, not %s", a->name,
+                        kind_text[def->kind], job->node->op_type, onnx_type_name(a->type));
   if (def->kind == OM_TYPE && a->type == O2M_ATTR_INT) {
     MlirType elem = om_element_type(em, (o2m_dtype)a->i);
     if (mlirTypeIsNull(elem))

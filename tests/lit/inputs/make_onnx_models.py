@@ -122,3 +122,19 @@ save("om_dtypes.onnx", helper.make_graph(
     [vi("out_" + n, t, s) for t, n, s in DTYPES]), 21)
 one_node("om_float4.onnx", 23, helper.make_node("Identity", ["x"], ["y"], name="id4"),
          [vi("x", 23, [2])], [vi("y", 23, [2])])
+
+# A model-local function is inlined: its body's ops, not a call.
+double = helper.make_function("local", "Double", ["a"], ["b"],
+                              [helper.make_node("Add", ["a", "a"], ["b"], name="twice")],
+                              [helper.make_opsetid("", 17)])
+m = helper.make_model(helper.make_graph(
+    [helper.make_node("Double", ["x"], ["y"], name="call", domain="local")],
+    "functions", [vi("x", F, [2])], [vi("y", F, [2])]),
+    opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)],
+    producer_name="make_onnx_models", functions=[double])
+m.ir_version = 8
+onnx.save(m, os.path.join(out, "om_function.onnx"))
+
+# An attribute of the wrong kind for onnx-mlir's op is refused on its node.
+one_node("om_bad_attr.onnx", 17, helper.make_node("LeakyRelu", ["x"], ["y"], name="leaky", alpha=1),
+         [vi("x", F, [2])], [vi("y", F, [2])])
