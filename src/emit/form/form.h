@@ -7,10 +7,12 @@
  *   form_values.c   the o2m_value -> MlirValue map
  *   form_tensors.c  tensors as dense_resource / dense / sparse attributes
  *   form_output.c   MLIR's diagnostics captured; the module written out
+ *   form_common.c   failure messages, the type-text cache
  */
 #ifndef O2M_FORM_H
 #define O2M_FORM_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include <mlir-c/Diagnostics.h>
@@ -18,6 +20,7 @@
 
 #include "ir/ir.h"
 #include "util/arena.h"
+#include "util/strmap.h"
 
 /* ---- form_values.c ----------------------------------------------------- */
 
@@ -80,5 +83,28 @@ MlirLogicalResult form_capture_diagnostic(MlirDiagnostic d, void *user);
  * weight blobs that lie in `model`'s file mappings are copied by the
  * kernel. 0, or -1 when writing failed. */
 int form_write_module(MlirOperation module, const o2m_model *model, int bytecode, FILE *out);
+
+/* ---- form_common.c ---------------------------------------------------- */
+
+/* Fails with `status` and "<model path>: <fmt ...>", plus the first error
+ * MLIR reported (`mlir_error`, may be empty) when `status` is
+ * O2M_ERR_INTERNAL. */
+o2m_status form_failv(o2m_diag *diag, const o2m_model *model, const char *mlir_error,
+                      o2m_status status, const char *fmt, va_list ap);
+/* The same, naming the node: "<path>: graph 'G': node 'N' (Op, domain
+ * 'D', opset V): <fmt ...>". */
+o2m_status form_node_failv(o2m_diag *diag, const o2m_model *model, const char *mlir_error,
+                           const o2m_node *node, o2m_status status, const char *fmt, va_list ap);
+/* `text` parsed as a type once per cache (keys in `arena`); null on a
+ * parse error or when out of memory. */
+MlirType form_parse_type_cached(MlirContext ctx, o2m_strmap *cache, o2m_arena *arena,
+                                const char *text);
+/* A fixed buffer that MLIR's printers append to (truncating, always
+ * NUL-terminated): pass form_text_append as the callback. */
+typedef struct form_text {
+  char *buf;
+  size_t cap, len;
+} form_text;
+void form_text_append(MlirStringRef s, void *text);
 
 #endif

@@ -12,27 +12,13 @@
 
 /* ---- MLIR diagnostics -------------------------------------------------- */
 
-typedef struct text_sink {
-  char *buf;
-  size_t cap, len;
-} text_sink;
-
-static void append_to_sink(MlirStringRef s, void *user) {
-  text_sink *sink = user;
-  size_t room = sink->cap - 1 - sink->len;
-  size_t n = s.length < room ? s.length : room;
-  memcpy(sink->buf + sink->len, s.data, n);
-  sink->len += n;
-  sink->buf[sink->len] = '\0';
-}
-
 MlirLogicalResult form_capture_diagnostic(MlirDiagnostic d, void *user) {
   char *first = user;
   if (mlirDiagnosticGetSeverity(d) == MlirDiagnosticError && !first[0]) {
-    text_sink sink = {first, FORM_MLIR_ERROR_CAP, 0};
-    mlirLocationPrint(mlirDiagnosticGetLocation(d), append_to_sink, &sink);
-    append_to_sink(mlirStringRefCreateFromCString(": "), &sink);
-    mlirDiagnosticPrint(d, append_to_sink, &sink);
+    form_text t = {first, FORM_MLIR_ERROR_CAP, 0};
+    mlirLocationPrint(mlirDiagnosticGetLocation(d), form_text_append, &t);
+    form_text_append(mlirStringRefCreateFromCString(": "), &t);
+    mlirDiagnosticPrint(d, form_text_append, &t);
   }
   return mlirLogicalResultSuccess();
 }

@@ -16,6 +16,7 @@
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 
+#include "emit/form/form.h"
 #include "emit/onnx/om_check.h"
 #include "util/diag.h"
 
@@ -29,20 +30,6 @@ typedef struct checker {
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-typedef struct text_buf {
-  char *p;
-  size_t len, cap;
-} text_buf;
-
-static void append(MlirStringRef s, void *user) {
-  text_buf *t = user;
-  size_t room = t->cap - 1 - t->len;
-  size_t n = s.length < room ? s.length : room;
-  memcpy(t->p + t->len, s.data, n);
-  t->len += n;
-  t->p[t->len] = '\0';
-}
-
 static o2m_status violation(checker *c, MlirOperation op, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static o2m_status violation(checker *c, MlirOperation op, const char *fmt, ...) {
@@ -53,8 +40,8 @@ static o2m_status violation(checker *c, MlirOperation op, const char *fmt, ...) 
   va_end(ap);
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   snprintf(name, sizeof(name), "%.*s", (int)n.length, n.data);
-  text_buf t = {loc, 0, sizeof(loc)};
-  mlirLocationPrint(mlirOperationGetLocation(op), append, &t);
+  form_text t = {loc, sizeof(loc), 0};
+  mlirLocationPrint(mlirOperationGetLocation(op), form_text_append, &t);
   return o2m_fail(c->diag, O2M_ERR_INVALID, "onnx-mlir form check: %s at %s: %s", name, loc,
                   reason);
 }

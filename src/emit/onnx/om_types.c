@@ -151,16 +151,6 @@ static const char *add_type_text(om_emitter *em, text_buf *t, const o2m_type *ty
   }
 }
 
-static MlirType parse_cached(om_emitter *em, const char *text) {
-  void *cached = o2m_strmap_get(&em->type_cache, text);
-  if (cached) return (MlirType){cached};
-  MlirType type = mlirTypeParseGet(em->ctx, om_str(text));
-  if (mlirTypeIsNull(type)) return type;
-  char *key = o2m_arena_strdup(&em->arena, text);
-  if (!key || o2m_strmap_put(&em->type_cache, &em->arena, key, (void *)type.ptr) != 0)
-    return (MlirType){NULL};
-  return type;
-}
 
 o2m_status om_type(om_emitter *em, const o2m_type *type, MlirType *out, const char **why) {
   text_buf t = {0};
@@ -172,7 +162,7 @@ o2m_status om_type(om_emitter *em, const o2m_type *type, MlirType *out, const ch
     *why = "out of memory";
     status = O2M_ERR_NOMEM;
   } else {
-    *out = parse_cached(em, t.p);
+    *out = form_parse_type_cached(em->ctx, &em->type_cache, &em->arena, t.p);
     if (mlirTypeIsNull(*out)) {
       *why = "MLIR did not accept its type text";
       status = O2M_ERR_INTERNAL;

@@ -18,33 +18,20 @@
 MlirStringRef torch_str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 o2m_status torch_fail(o2m_torch *em, o2m_status status, const char *fmt, ...) {
-  char reason[1536];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(reason, sizeof(reason), fmt, ap);
+  o2m_status s = form_failv(em->diag, em->model, em->mlir_error, status, fmt, ap);
   va_end(ap);
-  const char *path = em->model->path ? em->model->path : "<model>";
-  if (status == O2M_ERR_INTERNAL && em->mlir_error[0])
-    return o2m_fail(em->diag, status, "%s: %s (MLIR: %s)", path, reason,
-                    em->mlir_error);
-  return o2m_fail(em->diag, status, "%s: %s", path, reason);
+  return s;
 }
 
-o2m_status torch_node_fail(o2m_torch *em, const o2m_node *node,
-                           o2m_status status, const char *fmt, ...) {
-  char reason[1024], who[256];
+o2m_status torch_node_fail(o2m_torch *em, const o2m_node *node, o2m_status status, const char *fmt,
+                        ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(reason, sizeof(reason), fmt, ap);
+  o2m_status s = form_node_failv(em->diag, em->model, em->mlir_error, node, status, fmt, ap);
   va_end(ap);
-  if (node->name[0])
-    snprintf(who, sizeof(who), "node '%s'", node->name);
-  else
-    snprintf(who, sizeof(who), "unnamed node %d", node->index);
-  return torch_fail(em, status, "graph '%s': %s (%s, domain '%s', opset %lld): %s",
-                    node->graph ? node->graph->name : "", who, node->op_type,
-                    node->domain[0] ? node->domain : "ai.onnx",
-                    (long long)node->opset, reason);
+  return s;
 }
 
 static o2m_status write_module(o2m_torch *em, MlirOperation module, FILE *out) {

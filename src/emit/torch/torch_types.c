@@ -204,15 +204,7 @@ static const char *add_type_text(text_buf *t, const o2m_type *type,
 /* ---- parsing with a cache ---------------------------------------------- */
 
 MlirType torch_parse_type(o2m_torch *em, const char *text) {
-  void *cached = o2m_strmap_get(&em->type_cache, text);
-  if (cached) return (MlirType){cached};
-  MlirType type = mlirTypeParseGet(em->ctx, torch_str(text));
-  if (mlirTypeIsNull(type)) return type;
-  char *key = o2m_arena_strdup(&em->arena, text);
-  if (!key || o2m_strmap_put(&em->type_cache, &em->arena, key,
-                             (void *)type.ptr) != 0)
-    return (MlirType){NULL};
-  return type;
+  return form_parse_type_cached(em->ctx, &em->type_cache, &em->arena, text);
 }
 
 o2m_status torch_type(o2m_torch *em, const o2m_type *type, MlirType *out,
