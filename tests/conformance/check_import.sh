@@ -32,6 +32,7 @@ suites=()
 for s in node pytorch-converted pytorch-operator simple; do
   [ -d "/usr/share/libonnx-testdata/data/$s" ] && suites+=("libonnx-$s=/usr/share/libonnx-testdata/data/$s")
 done
+suites+=("contrib=$here/../contrib") # com.microsoft contrib ops (tests/contrib)
 [ -d "$node_tests" ] || echo "note: ../shared/onnx-node-tests is absent; checking the Debian suites only"
 
 for entry in "${suites[@]}"; do

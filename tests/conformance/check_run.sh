@@ -25,6 +25,8 @@ suites=()
 for s in node pytorch-converted pytorch-operator simple; do
   [ -d "$libonnx/$s" ] && suites+=("libonnx-$s=$libonnx/$s")
 done
+# com.microsoft contrib ops against onnxruntime's outputs (tests/contrib)
+suites+=("contrib=$here/../contrib")
 [ -d "$node_tests" ] || echo "note: ../shared/onnx-node-tests is absent; running the Debian suites only"
 
 touch "$work/passed"
