@@ -108,6 +108,10 @@ o2m_dim o2m_dim_add(o2m_infer_ctx *ctx, o2m_dim a, o2m_dim b);
  * Incompatible known dims are an error. */
 o2m_status o2m_broadcast(o2m_infer_ctx *ctx, const o2m_type *const *types,
                          int n, o2m_type *out);
+/* numpy matmul of tensor types a and b into output 0 (1-D operands
+ * promoted, leading dims broadcast); unranked when either is. */
+o2m_status o2m_matmul_shape_of(o2m_infer_ctx *ctx, const o2m_type *a, const o2m_type *b,
+                               o2m_dtype dtype);
 /* Normalises a possibly negative axis into [0, rank) (or [0, rank] when
  * `inclusive`); an out-of-range axis is an error. */
 o2m_status o2m_norm_axis(o2m_infer_ctx *ctx, int64_t axis, int rank,

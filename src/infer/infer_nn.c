@@ -149,25 +149,6 @@ o2m_status o2m_infer_batch_norm(o2m_infer_ctx *ctx) {
 /* LayerNormalization (Y, Mean, InvStdDev) and RMSNormalization (Y): Y has
  * X's type; Mean and InvStdDev have dtype stash_type and X's dims with the
  * normalised axes [axis, rank) set to 1. */
-/* com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization
- * (input, skip, gamma, ...): output and input_skip_bias_sum (outputs 0 and
- * 3) have input's type; mean and inv_std_var (1, 2) are float, the input's
- * shape with the last dim 1. */
-o2m_status o2m_infer_skip_layer_norm(o2m_infer_ctx *ctx) {
-  const o2m_type *x = o2m_in_type(ctx, 0);
-  out_like(ctx, 0, x, x->elem);
-  out_like(ctx, 3, x, x->elem);
-  for (int i = 1; i < 3; i++) {
-    if (!is_ranked(x) || x->rank == 0) {
-      out_unranked(ctx, i, O2M_DT_FLOAT);
-      continue;
-    }
-    o2m_type *t = o2m_out_tensor(ctx, i, O2M_DT_FLOAT, x->rank);
-    for (int k = 0; k < x->rank; k++) t->dims[k] = k < x->rank - 1 ? x->dims[k] : o2m_dim_known(1);
-  }
-  return O2M_OK;
-}
-
 o2m_status o2m_infer_layer_norm(o2m_infer_ctx *ctx) {
   const o2m_type *x = o2m_in_type(ctx, 0);
   o2m_dtype stash;
@@ -203,7 +184,7 @@ static o2m_type dims_view(const o2m_type *t, int from, int rank) {
 
 /* numpy matmul of A and B into output 0: 1-D operands are promoted (and the
  * promoted axis dropped), leading dims broadcast. */
-static o2m_status matmul_types(o2m_infer_ctx *ctx, const o2m_type *a, const o2m_type *b,
+o2m_status o2m_matmul_shape_of(o2m_infer_ctx *ctx, const o2m_type *a, const o2m_type *b,
                                o2m_dtype dtype) {
   if (!is_ranked(a) || !is_ranked(b)) {
     out_unranked(ctx, 0, dtype);
@@ -230,7 +211,7 @@ static o2m_status matmul_types(o2m_infer_ctx *ctx, const o2m_type *a, const o2m_
 }
 
 static o2m_status matmul_shape(o2m_infer_ctx *ctx, int a_in, int b_in, o2m_dtype dtype) {
-  return matmul_types(ctx, o2m_in_type(ctx, a_in), o2m_in_type(ctx, b_in), dtype);
+  return o2m_matmul_shape_of(ctx, o2m_in_type(ctx, a_in), o2m_in_type(ctx, b_in), dtype);
 }
 
 /* The element type of input a, else of input b (same type constraint). */
@@ -241,28 +222,6 @@ static o2m_dtype either_dtype(o2m_infer_ctx *ctx, int a, int b) {
 
 o2m_status o2m_infer_matmul(o2m_infer_ctx *ctx) {
   return matmul_shape(ctx, 0, 1, either_dtype(ctx, 0, 1));
-}
-
-/* A ranked type with its last two dims swapped (rank >= 2), in `dims`. */
-static o2m_type swap_last_two(const o2m_type *t, o2m_dim *dims) {
-  o2m_type v = *t;
-  if (!is_ranked(t) || t->rank < 2 || t->rank > 64) return v;
-  for (int k = 0; k < t->rank; k++) dims[k] = t->dims[k];
-  dims[t->rank - 2] = t->dims[t->rank - 1];
-  dims[t->rank - 1] = t->dims[t->rank - 2];
-  v.dims = dims;
-  return v;
-}
-
-/* com.microsoft FusedMatMul(A, B): MatMul of A and B with their last two
- * dims swapped where transA / transB say so (transBatchA/B: see the
- * decomposition, which refuses them). */
-o2m_status o2m_infer_fused_matmul(o2m_infer_ctx *ctx) {
-  o2m_dim da[64], db[64];
-  const o2m_type *a = o2m_in_type(ctx, 0), *b = o2m_in_type(ctx, 1);
-  o2m_type ta = o2m_attr_int(ctx, "transA", 0) ? swap_last_two(a, da) : *a;
-  o2m_type tb = o2m_attr_int(ctx, "transB", 0) ? swap_last_two(b, db) : *b;
-  return matmul_types(ctx, &ta, &tb, either_dtype(ctx, 0, 1));
 }
 
 /* MatMulInteger(A, B, a_zero_point, b_zero_point) -> int32. */

@@ -4,12 +4,12 @@
  * onnxruntime/core/graph/contrib_ops/, onnxruntime/contrib_ops/cpu/):
  *
  *   FusedConv(X, W, B?, Z?)   act(Conv(X, W, B) + Z): the Conv attributes,
- *                             activation with activation_params
+ *                             activation (none: identity) with
+ *                             activation_params
  *   FusedGemm(A, B, C?)       act(Gemm(A, B, C)): the Gemm attributes,
- *                             activation with activation_alpha/_beta
- *   FusedMatMul(A, B)         alpha * MatMul(op(A), op(B)), op swapping the
- *                             last two dims where transA/transB say so
- *                             (transBatchA/B are refused)
+ *                             activation with activation_alpha/_beta/_gamma
+ *   FusedMatMul(A, B)         alpha * MatMul(op(A), op(B)), op the
+ *                             permutation transA / transBatchA give
  *   Gelu(X)                   ONNX Gelu;  BiasGelu(X, bias): Gelu(X + bias)
  *   FastGelu(X, bias?)        ONNX Gelu, approximate "tanh", of X + bias
  *   QuickGelu(X)              X * Sigmoid(alpha X), alpha 1.702
@@ -17,15 +17,15 @@
  *   SkipLayerNormalization(input, skip, gamma, beta?, bias?)
  *                             s = input + skip + bias; LayerNormalization
  *                             of s over the last axis (output, mean,
- *                             inv_std_var), s as input_skip_bias_sum
+ *                             inv_std_var), s as input_skip_bias_sum;
+ *                             epsilon 1e-12
  *   SkipSimplifiedLayerNormalization(input, skip, gamma, bias?)
- *                             the same with the RMS form (no mean output)
+ *                             the same with the RMS form (mean: zeros)
  *   SimplifiedLayerNormalization(X, scale) (ONNX domain, as onnxruntime
  *                             registers it): RMSNormalization; its second
  *                             output inv_std_var
- * Activations of FusedConv / FusedGemm: Relu, Tanh, Sigmoid, LeakyRelu
- * (alpha), Clip (min, max), HardSigmoid (alpha, beta); any other is
- * refused with its name.
+ * Activations of FusedConv / FusedGemm: those onnxruntime's fusers make
+ * (fused_activations below); any other is refused with its name.
  */
 #include <math.h>
 #include <string.h>
@@ -34,30 +34,50 @@
 
 /* ---- activations ------------------------------------------------------------------ */
 
+/* Composite activations, of x and their two parameters. */
+static o2m_value *clip_act(o2m_rewriter *rw, o2m_value *x, const double *p) {
+  o2m_value *in[3] = {x, xk_scalar_like(rw, x, p[0]), xk_scalar_like(rw, x, p[1])};
+  return in[1] && in[2] ? o2m_rw_op(rw, "Clip", 3, in, NULL, 0) : NULL;
+}
+static o2m_value *silu_act(o2m_rewriter *rw, o2m_value *x, const double *p) {
+  (void)p;
+  return xk_op2(rw, "Mul", x, xk_op1(rw, "Sigmoid", x));
+}
+static o2m_value *scaled_tanh_act(o2m_rewriter *rw, o2m_value *x, const double *p) {
+  o2m_value *t = xk_op1(rw, "Tanh", xk_op2(rw, "Mul", x, xk_scalar_like(rw, x, p[1])));
+  return xk_op2(rw, "Mul", t, xk_scalar_like(rw, x, p[0]));
+}
+static o2m_value *parametric_softplus_act(o2m_rewriter *rw, o2m_value *x, const double *p) {
+  o2m_value *t = xk_op1(rw, "Softplus", xk_op2(rw, "Mul", x, xk_scalar_like(rw, x, p[1])));
+  return xk_op2(rw, "Mul", t, xk_scalar_like(rw, x, p[0]));
+}
+
 typedef struct fused_activation {
-  const char *name;    /* as the activation attribute names it */
-  int n_params;        /* how many parameters it takes */
-  const char *params[2]; /* the ONNX op's attribute for each (NULL: Clip's inputs) */
-  float defaults[2];
+  const char *name;           /* as the activation attribute names it */
+  int n_params;
+  const char *onnx_attrs[2];  /* the ONNX op's attribute for each parameter */
+  const char *gemm_attrs[2];  /* FusedGemm's attribute holding each */
+  double defaults[2];         /* the ONNX op's defaults, where a parameter is left out */
+  o2m_value *(*build)(o2m_rewriter *rw, o2m_value *x, const double *p); /* NULL: the ONNX op */
 } fused_activation;
 
 static const fused_activation fused_activations[] = {
-    {"Relu", 0, {NULL}, {0}},
-    {"Tanh", 0, {NULL}, {0}},
-    {"Sigmoid", 0, {NULL}, {0}},
-    {"LeakyRelu", 1, {"alpha"}, {0.01f}},
-    {"HardSigmoid", 2, {"alpha", "beta"}, {0.2f, 0.5f}},
-    {"Clip", 2, {NULL, NULL}, {-INFINITY, INFINITY}},
+    {"Relu", 0, {NULL}, {NULL}, {0}, NULL},
+    {"Tanh", 0, {NULL}, {NULL}, {0}, NULL},
+    {"Sigmoid", 0, {NULL}, {NULL}, {0}, NULL},
+    {"Softplus", 0, {NULL}, {NULL}, {0}, NULL},
+    {"Softsign", 0, {NULL}, {NULL}, {0}, NULL},
+    {"LeakyRelu", 1, {"alpha"}, {"activation_alpha"}, {0.01}, NULL},
+    {"Elu", 1, {"alpha"}, {"activation_alpha"}, {1.0}, NULL},
+    {"Celu", 1, {"alpha"}, {"activation_alpha"}, {1.0}, NULL},
+    {"ThresholdedRelu", 1, {"alpha"}, {"activation_alpha"}, {1.0}, NULL},
+    {"HardSigmoid", 2, {"alpha", "beta"}, {"activation_alpha", "activation_beta"}, {0.2, 0.5}, NULL},
+    {"Selu", 2, {"alpha", "gamma"}, {"activation_alpha", "activation_gamma"}, {1.67326319217681884765625, 1.05070102214813232421875}, NULL},
+    {"ScaledTanh", 2, {NULL}, {"activation_alpha", "activation_beta"}, {1.0, 1.0}, scaled_tanh_act},
+    {"ParametricSoftplus", 2, {NULL}, {"activation_alpha", "activation_beta"}, {1.0, 1.0}, parametric_softplus_act},
+    {"Clip", 2, {NULL}, {NULL}, {-INFINITY, INFINITY}, clip_act},
+    {"Silu", 0, {NULL}, {NULL}, {0}, silu_act},
 };
-
-/* The activation attribute of the node as a NUL-terminated string. */
-static int activation_name(o2m_rewriter *rw, char *buf, size_t cap) {
-  const o2m_attr *a = o2m_rw_attr(rw, "activation");
-  if (!a || a->type != O2M_ATTR_STRING || a->s.len >= cap) return 0;
-  memcpy(buf, a->s.ptr, a->s.len);
-  buf[a->s.len] = '\0';
-  return 1;
-}
 
 static const fused_activation *find_activation(const char *name) {
   for (size_t i = 0; i < sizeof(fused_activations) / sizeof(fused_activations[0]); i++)
@@ -65,28 +85,31 @@ static const fused_activation *find_activation(const char *name) {
   return NULL;
 }
 
-/* act(x) with parameters p (p[i] given for i < n_given, else defaults). */
+/* act(x) with parameters p. */
 static o2m_value *apply_activation(o2m_rewriter *rw, const fused_activation *act, o2m_value *x,
-                                   const float *p, int n_given) {
-  float v[2];
-  for (int i = 0; i < 2; i++) v[i] = i < n_given ? p[i] : act->defaults[i];
-  if (strcmp(act->name, "Clip") == 0) {
-    o2m_value *in[3] = {x, xk_scalar_like(rw, x, v[0]), xk_scalar_like(rw, x, v[1])};
-    return in[1] && in[2] ? o2m_rw_op(rw, "Clip", 3, in, NULL, 0) : NULL;
-  }
+                                   const double *p) {
+  if (!x) return NULL;
+  if (act->build) return act->build(rw, x, p);
   o2m_attr attrs[2];
-  for (int i = 0; i < act->n_params; i++) attrs[i] = o2m_rw_attr_float(act->params[i], v[i]);
+  for (int i = 0; i < act->n_params; i++) attrs[i] = o2m_rw_attr_float(act->onnx_attrs[i], (float)p[i]);
   return o2m_rw_op(rw, act->name, 1, &x, attrs, act->n_params);
 }
 
-/* The node's activation; NULL after reporting an unknown one. */
-static const fused_activation *node_activation(o2m_rewriter *rw, o2m_status *st) {
-  char name[64];
-  const fused_activation *act = activation_name(rw, name, sizeof(name)) ? find_activation(name) : NULL;
-  *st = act ? O2M_OK
-            : o2m_rw_unsupported(rw, "activation '%s' is not one of Relu, Tanh, Sigmoid, LeakyRelu, "
-                                 "Clip, HardSigmoid", activation_name(rw, name, sizeof(name)) ? name : "");
-  return act;
+/* The node's activation: *act NULL when it has none (`none_ok`: identity);
+ * an unknown one is refused with its name. */
+static o2m_status node_activation(o2m_rewriter *rw, int none_ok, const fused_activation **act) {
+  const o2m_attr *a = o2m_rw_attr(rw, "activation");
+  *act = NULL;
+  if (!a && none_ok) return O2M_OK;
+  char name[64] = "";
+  if (a && a->type == O2M_ATTR_STRING && a->s.len < sizeof(name)) {
+    memcpy(name, a->s.ptr, a->s.len);
+    name[a->s.len] = '\0';
+  }
+  if ((*act = find_activation(name))) return O2M_OK;
+  return o2m_rw_unsupported(rw, "activation '%s' is none onnxruntime fuses (Relu, Tanh, Sigmoid, Softplus, "
+                            "Softsign, LeakyRelu, Elu, Celu, ThresholdedRelu, HardSigmoid, Selu, "
+                            "ScaledTanh, ParametricSoftplus, Clip, Silu)", name);
 }
 
 /* ---- FusedConv, FusedGemm --------------------------------------------------------- */
@@ -94,64 +117,72 @@ static const fused_activation *node_activation(o2m_rewriter *rw, o2m_status *st)
 static const char *const fused_conv_extras[] = {"activation", "activation_params", NULL};
 
 o2m_status o2m_decompose_fused_conv(o2m_rewriter *rw) {
-  o2m_status st;
-  const fused_activation *act = node_activation(rw, &st);
-  if (!act) return st;
+  const fused_activation *act;
+  o2m_status st = node_activation(rw, 1, &act);
+  if (st) return st;
   const o2m_attr *params = o2m_rw_attr(rw, "activation_params");
   int n_given = params && params->type == O2M_ATTR_FLOATS ? params->count : 0;
-  if (n_given > act->n_params)
-    return o2m_rw_unsupported(rw, "activation %s takes %d parameters, %d given", act->name, act->n_params,
-                              n_given);
+  if (act && n_given != act->n_params && !(n_given == 0 && act->n_params == 0))
+    return o2m_rw_error(rw, "activation %s takes %d parameters, %d given", act->name, act->n_params, n_given);
+  double p[2] = {0, 0};
+  for (int i = 0; act && i < act->n_params; i++) p[i] = params->floats[i];
   int n_attrs;
   o2m_attr *attrs = xk_attrs_except(rw, fused_conv_extras, 0, &n_attrs);
   if (!attrs) return xk_failed(rw);
   o2m_value *in[3] = {o2m_rw_in(rw, 0), o2m_rw_in(rw, 1), o2m_rw_in(rw, 2)};
   o2m_value *y = o2m_rw_op(rw, "Conv", in[2] ? 3 : 2, in, attrs, n_attrs);
   if (o2m_rw_in(rw, 3)) y = xk_op2(rw, "Add", y, o2m_rw_in(rw, 3));
-  return xk_bind(rw, 0, y ? apply_activation(rw, act, y, n_given ? params->floats : NULL, n_given) : NULL);
+  return xk_bind(rw, 0, act ? apply_activation(rw, act, y, p) : y);
 }
 
 static const char *const fused_gemm_extras[] = {"activation", "activation_alpha", "activation_beta",
                                                 "activation_gamma", NULL};
 
 o2m_status o2m_decompose_fused_gemm(o2m_rewriter *rw) {
-  o2m_status st;
-  const fused_activation *act = node_activation(rw, &st);
-  if (!act) return st;
-  if (strcmp(act->name, "Clip") == 0)
-    return o2m_rw_unsupported(rw, "activation Clip (its bounds have no attribute in FusedGemm)");
-  static const char *const param_attrs[2] = {"activation_alpha", "activation_beta"};
-  float p[2];
-  for (int i = 0; i < 2; i++) p[i] = o2m_rw_attr_f(rw, param_attrs[i], act->defaults[i]);
+  const fused_activation *act;
+  o2m_status st = node_activation(rw, 0, &act);
+  if (st) return st;
+  if (act->build == clip_act) return o2m_rw_unsupported(rw, "activation Clip (FusedGemm has no bounds for it)");
+  double p[2];
+  for (int i = 0; i < 2; i++)
+    p[i] = act->gemm_attrs[i] ? o2m_rw_attr_f(rw, act->gemm_attrs[i], (float)act->defaults[i]) : act->defaults[i];
   int n_attrs;
   o2m_attr *attrs = xk_attrs_except(rw, fused_gemm_extras, 0, &n_attrs);
   if (!attrs) return xk_failed(rw);
   o2m_value *in[3] = {o2m_rw_in(rw, 0), o2m_rw_in(rw, 1), o2m_rw_in(rw, 2)};
-  o2m_value *y = o2m_rw_op(rw, "Gemm", in[2] ? 3 : 2, in, attrs, n_attrs);
-  return xk_bind(rw, 0, y ? apply_activation(rw, act, y, p, 2) : NULL);
+  return xk_bind(rw, 0, apply_activation(rw, act, o2m_rw_op(rw, "Gemm", in[2] ? 3 : 2, in, attrs, n_attrs), p));
 }
 
 /* ---- FusedMatMul ------------------------------------------------------------------ */
 
-/* x with its last two dims swapped (rank >= 2 known). */
-static o2m_value *swap_last_two(o2m_rewriter *rw, o2m_value *x, int rank) {
+/* The permutation onnxruntime applies to a FusedMatMul operand of rank r:
+ * transBatch moves dim 0 behind the batch dims ([1, .., r-2, 0, r-1]),
+ * trans swaps the last two (both: [1, .., r-2, r-1, 0]). */
+static o2m_value *fused_operand(o2m_rewriter *rw, o2m_value *x, int rank, int trans, int trans_batch) {
   int64_t perm[64];
   for (int k = 0; k < rank; k++) perm[k] = k;
-  perm[rank - 2] = rank - 1;
-  perm[rank - 1] = rank - 2;
+  if (trans_batch) {
+    for (int k = 0; k < rank - 2; k++) perm[k] = k + 1;
+    perm[rank - 2] = 0;
+  }
+  if (trans) {
+    int64_t t = perm[rank - 2];
+    perm[rank - 2] = perm[rank - 1];
+    perm[rank - 1] = t;
+  }
   return xk_transpose(rw, x, perm, rank);
 }
 
 o2m_status o2m_decompose_fused_matmul(o2m_rewriter *rw) {
-  if (o2m_rw_attr_i(rw, "transBatchA", 0) || o2m_rw_attr_i(rw, "transBatchB", 0))
-    return o2m_rw_unsupported(rw, "transBatchA / transBatchB");
   o2m_value *ab[2] = {o2m_rw_in(rw, 0), o2m_rw_in(rw, 1)};
-  static const char *const trans[2] = {"transA", "transB"};
+  static const char *const trans[2] = {"transA", "transB"}, *const batch[2] = {"transBatchA", "transBatchB"};
   for (int i = 0; i < 2; i++) {
-    if (!o2m_rw_attr_i(rw, trans[i], 0)) continue;
+    int t = o2m_rw_attr_i(rw, trans[i], 0) != 0, tb = o2m_rw_attr_i(rw, batch[i], 0) != 0;
     int rank = xk_rank(ab[i]);
-    if (rank < 0 || rank > 64) return o2m_rw_unsupported(rw, "%s on an input of unknown rank", trans[i]);
-    if (rank >= 2) ab[i] = swap_last_two(rw, ab[i], rank);
+    if (!t && !tb) continue;
+    if (rank < 0 || rank > 64) return o2m_rw_unsupported(rw, "%s on an input of unknown rank", t ? trans[i] : batch[i]);
+    if (tb && rank < 3) return o2m_rw_error(rw, "%s needs an input of rank 3 or more", batch[i]);
+    if (rank >= 2) ab[i] = fused_operand(rw, ab[i], rank, t, tb);
   }
   o2m_value *y = o2m_rw_op(rw, "MatMul", 2, ab, NULL, 0);
   double alpha = o2m_rw_attr_f(rw, "alpha", 1.0f);
@@ -215,11 +246,13 @@ static o2m_value *skip_sum(o2m_rewriter *rw, int bias) {
   return o2m_rw_in(rw, bias) ? xk_op2(rw, "Add", s, o2m_rw_in(rw, bias)) : s;
 }
 
+/* The skip normalizations' epsilon defaults to 1e-12. */
+static float skip_epsilon(o2m_rewriter *rw) { return o2m_rw_attr_f(rw, "epsilon", 1e-12f); }
+
 o2m_status o2m_decompose_skip_layer_norm(o2m_rewriter *rw) {
   o2m_value *s = skip_sum(rw, 4);
   if (!s) return xk_failed(rw);
-  o2m_attr attrs[2] = {o2m_rw_attr_int("axis", -1),
-                       o2m_rw_attr_float("epsilon", o2m_rw_attr_f(rw, "epsilon", 1e-5f))};
+  o2m_attr attrs[2] = {o2m_rw_attr_int("axis", -1), o2m_rw_attr_float("epsilon", skip_epsilon(rw))};
   o2m_value *in[3] = {s, o2m_rw_in(rw, 2), o2m_rw_in(rw, 3)};
   o2m_value **outs = o2m_rw_node(rw, "LayerNormalization", in[2] ? 3 : 2, in, 3, attrs, 2);
   if (!outs) return xk_failed(rw);
@@ -229,9 +262,13 @@ o2m_status o2m_decompose_skip_layer_norm(o2m_rewriter *rw) {
 }
 
 o2m_status o2m_decompose_skip_simplified_layer_norm(o2m_rewriter *rw) {
-  if (o2m_rw_out(rw, 1)) return o2m_rw_unsupported(rw, "the mean output (the RMS form computes none)");
   o2m_value *s = skip_sum(rw, 3);
-  o2m_status st = rms_outputs(rw, s, o2m_rw_in(rw, 2), o2m_rw_attr_f(rw, "epsilon", 1e-5f), 2);
+  double eps = skip_epsilon(rw);
+  o2m_status st = rms_outputs(rw, s, o2m_rw_in(rw, 2), eps, 2);
+  if (!st && o2m_rw_out(rw, 1)) { /* the RMS form has no mean: onnxruntime writes zeros */
+    o2m_value *inv = rms_inv_std(rw, s, eps);
+    st = xk_bind(rw, 1, xk_op2(rw, "Mul", inv, xk_scalar_like(rw, inv, 0.0)));
+  }
   return st ? st : xk_bind(rw, 3, s);
 }
 

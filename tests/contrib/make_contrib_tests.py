@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 import onnx
+import onnx.mapping
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -24,9 +25,21 @@ CASES = []
 
 
 def case(name, nodes, inputs, outputs, inits=(), ms_opset=1, opset=17):
-    """inputs: (name, shape) float32 graph inputs fed at random; inits:
-    (name, array) initializers; outputs: names (types left to inference)."""
+    """inputs: (name, shape[, numpy dtype]) graph inputs fed at random
+    (float32 unless given); inits: (name, array) initializers; outputs:
+    names (types left to inference)."""
     CASES.append((name, nodes, inputs, outputs, inits, ms_opset, opset))
+
+
+def random_of(shape, dtype=np.float32):
+    if dtype == np.float32:
+        return arr(*shape)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+
+
+def scalar(v, dtype=np.float32):
+    return np.array(v, dtype=dtype)
 
 
 def arr(*shape, scale=1.0):
@@ -46,6 +59,8 @@ for act, params in [("Relu", []), ("Tanh", []), ("Sigmoid", []), ("LeakyRelu", [
 case("fused_conv_sum_relu", [helper.make_node("FusedConv", ["x", "w", "b", "z"], ["y"], domain=MS,
                                               activation="Relu", kernel_shape=[3, 3], strides=[2, 2])],
      conv_in + [("z", (1, 3, 2, 2))], ["y"], conv_w)
+case("fused_conv_identity", [helper.make_node("FusedConv", ["x", "w", "b"], ["y"], domain=MS, kernel_shape=[3, 3])],
+     conv_in, ["y"], conv_w)
 case("fused_conv_no_bias", [helper.make_node("FusedConv", ["x", "w"], ["y"], domain=MS, activation="Relu",
                                              kernel_shape=[3, 3], group=1, dilations=[2, 2])],
      conv_in, ["y"], conv_w[:1])
@@ -53,6 +68,13 @@ case("fused_conv_no_bias", [helper.make_node("FusedConv", ["x", "w"], ["y"], dom
 # ---- FusedGemm: Gemm, then the activation ----------------------------------------------
 for act, extra in [("Relu", {}), ("LeakyRelu", {"activation_alpha": 0.2}), ("Tanh", {}),
                    ("Sigmoid", {}), ("HardSigmoid", {"activation_alpha": 0.3, "activation_beta": 0.6})]:
+    case("fused_gemm_" + act.lower(), [helper.make_node("FusedGemm", ["a", "b", "c"], ["y"], domain=MS,
+                                                        activation=act, **extra)],
+         [("a", (3, 4))], ["y"], [("b", arr(4, 5)), ("c", arr(5))])
+for act, extra in [("Elu", {"activation_alpha": 0.7}), ("Selu", {"activation_alpha": 1.5, "activation_gamma": 1.1}),
+                   ("Softplus", {}), ("Softsign", {}), ("ThresholdedRelu", {"activation_alpha": 0.2}),
+                   ("ScaledTanh", {"activation_alpha": 2.0, "activation_beta": 0.5}),
+                   ("ParametricSoftplus", {"activation_alpha": 0.5, "activation_beta": 2.0})]:
     case("fused_gemm_" + act.lower(), [helper.make_node("FusedGemm", ["a", "b", "c"], ["y"], domain=MS,
                                                         activation=act, **extra)],
          [("a", (3, 4))], ["y"], [("b", arr(4, 5)), ("c", arr(5))])
@@ -74,6 +96,13 @@ case("fused_matmul_batch", [helper.make_node("FusedMatMul", ["a", "b"], ["y"], d
      [("a", (2, 5, 3)), ("b", (2, 4, 5))], ["y"])
 case("fused_matmul_broadcast", [helper.make_node("FusedMatMul", ["a", "b"], ["y"], domain=MS, transB=1)],
      [("a", (2, 2, 3, 4)), ("b", (5, 4))], ["y"])
+
+case("fused_matmul_trans_batch_a", [helper.make_node("FusedMatMul", ["a", "b"], ["y"], domain=MS,
+                                                   transBatchA=1)],
+     [("a", (2, 3, 4)), ("b", (3, 4, 5))], ["y"])
+case("fused_matmul_trans_batch_b_trans_b", [helper.make_node("FusedMatMul", ["a", "b"], ["y"], domain=MS,
+                                                            transBatchB=1, transB=1)],
+     [("a", (3, 2, 4)), ("b", (5, 3, 4))], ["y"])
 
 # ---- the Gelu family ----------------------------------------------------------
 case("gelu", [helper.make_node("Gelu", ["x"], ["y"], domain=MS)], [("x", (2, 3, 8))], ["y"])
@@ -109,6 +138,87 @@ case("simplified_layer_norm", [helper.make_node("SimplifiedLayerNormalization", 
                                                 axis=-1, epsilon=1e-6)], ln_x[:1], ["y"], [gamma])
 
 
+case("skip_simplified_layer_norm_mean",
+     [helper.make_node("SkipSimplifiedLayerNormalization", ["x", "skip", "gamma"], ["y", "mean", "inv_std"],
+                       domain=MS)], ln_x, ["y", "mean", "inv_std"], [gamma])
+
+# ---- quantized ops ------------------------------------------------------------------
+U8, I8 = np.uint8, np.int8
+QY = [("y", TensorProto.UINT8)]
+qa = [("a", (2, 3, 4), U8)]
+q_scales = [("a_s", scalar(0.05)), ("a_zp", scalar(128, U8)), ("b_s", scalar(0.04)), ("b_zp", scalar(120, U8)),
+            ("c_s", scalar(0.1)), ("c_zp", scalar(125, U8))]
+for op in ["QLinearAdd", "QLinearMul"]:
+    case(op.lower(), [helper.make_node(op, ["a", "a_s", "a_zp", "b", "b_s", "b_zp", "c_s", "c_zp"], ["y"], domain=MS)],
+         qa + [("b", (4,), U8)], [("y", TensorProto.UINT8)], q_scales)
+case("qlinear_add_int8", [helper.make_node("QLinearAdd", ["a", "a_s", "a_zp", "b", "b_s", "b_zp", "c_s", "c_zp"],
+                                          ["y"], domain=MS)],
+     [("a", (2, 4), I8), ("b", (2, 4), I8)], [("y", TensorProto.INT8)],
+     [("a_s", scalar(0.05)), ("a_zp", scalar(-3, I8)), ("b_s", scalar(0.04)), ("b_zp", scalar(5, I8)),
+      ("c_s", scalar(0.1)), ("c_zp", scalar(1, I8))])
+un = [("x_s", scalar(0.05)), ("x_zp", scalar(128, U8)), ("y_s", scalar(0.004)), ("y_zp", scalar(0, U8))]
+un_names = ["x", "x_s", "x_zp", "y_s", "y_zp"]
+case("qlinear_sigmoid", [helper.make_node("QLinearSigmoid", un_names, ["y"], domain=MS)], [("x", (2, 8), U8)],
+     QY, un)
+case("qlinear_leaky_relu", [helper.make_node("QLinearLeakyRelu", un_names, ["y"], domain=MS, alpha=0.1)],
+     [("x", (2, 8), U8)], QY, un[:2] + [("y_s", scalar(0.05)), ("y_zp", scalar(100, U8))])
+case("qlinear_softmax", [helper.make_node("QLinearSoftmax", un_names, ["y"], domain=MS, axis=-1, opset=13)],
+     [("x", (2, 8), U8)], QY, un[:2] + [("y_s", scalar(1.0 / 256)), ("y_zp", scalar(0, U8))])
+pool_q = un[:2] + [("y_s", scalar(0.05)), ("y_zp", scalar(128, U8))]
+case("qlinear_global_average_pool", [helper.make_node("QLinearGlobalAveragePool", un_names, ["y"], domain=MS)],
+     [("x", (1, 3, 4, 4), U8)], QY, pool_q)
+case("qlinear_global_average_pool_nhwc", [helper.make_node("QLinearGlobalAveragePool", un_names, ["y"], domain=MS,
+                                                           channels_last=1)],
+     [("x", (1, 4, 4, 3), U8)], QY, pool_q)
+case("qlinear_average_pool", [helper.make_node("QLinearAveragePool", un_names, ["y"], domain=MS,
+                                               kernel_shape=[2, 2], strides=[2, 2])],
+     [("x", (1, 2, 4, 4), U8)], QY, pool_q)
+case("qlinear_concat", [helper.make_node("QLinearConcat", ["y_s", "y_zp", "a", "a_s", "a_zp", "b", "b_s", "b_zp"],
+                                         ["y"], domain=MS, axis=1)],
+     [("a", (2, 3), U8), ("b", (2, 2), U8)], QY,
+     [("y_s", scalar(0.06)), ("y_zp", scalar(127, U8)), ("a_s", scalar(0.05)), ("a_zp", scalar(128, U8)),
+      ("b_s", scalar(0.04)), ("b_zp", scalar(120, U8))])
+gemm_q = [("a_s", scalar(0.05)), ("a_zp", scalar(128, U8)), ("b", random_of((4, 5), U8)), ("b_s", scalar(0.02)),
+          ("b_zp", scalar(126, U8)), ("c", rng.integers(-500, 500, size=(5,)).astype(np.int32)),
+          ("y_s", scalar(0.5)), ("y_zp", scalar(128, U8))]
+case("qgemm", [helper.make_node("QGemm", ["a", "a_s", "a_zp", "b", "b_s", "b_zp", "c", "y_s", "y_zp"], ["y"],
+                                domain=MS, alpha=1.0)], [("a", (3, 4), U8)], QY, gemm_q)
+case("qgemm_float_alpha", [helper.make_node("QGemm", ["a", "a_s", "a_zp", "b", "b_s", "b_zp", "c"], ["y"], domain=MS,
+                                            alpha=0.5)], [("a", (3, 4), U8)], ["y"], gemm_q[:6])
+case("qgemm_trans_b", [helper.make_node("QGemm", ["a", "a_s", "a_zp", "b", "b_s", "b_zp"], ["y"], domain=MS,
+                                        transB=1)], [("a", (3, 4), U8)], ["y"],
+     gemm_q[:2] + [("b", random_of((5, 4), U8))] + gemm_q[3:5])
+case("matmul_integer_to_float", [helper.make_node("MatMulIntegerToFloat",
+                                                  ["a", "b", "a_s", "b_s", "a_zp", "b_zp", "bias"], ["y"], domain=MS)],
+     [("a", (2, 3, 4), U8)], ["y"],
+     [("b", random_of((4, 5), I8)), ("a_s", scalar(0.05)), ("b_s", (rng.random(5) * 0.05 + 0.01).astype(np.float32)),
+      ("a_zp", scalar(128, U8)), ("b_zp", np.zeros(5, np.int8)), ("bias", arr(5))])
+case("dynamic_quantize_matmul", [helper.make_node("DynamicQuantizeMatMul", ["a", "b", "b_s", "b_zp", "bias"], ["y"],
+                                                  domain=MS)],
+     [("a", (3, 4))], ["y"],
+     [("b", random_of((4, 5), I8)), ("b_s", scalar(0.02)), ("b_zp", scalar(0, I8)), ("bias", arr(5))])
+
+
+def nbits_case(name, bits, k, n, block, with_zp, zp_float=False):
+    n_blocks = (k + block - 1) // block
+    blob = block * bits // 8
+    inits = [("b", random_of((n, n_blocks, blob), U8)), ("scales", (rng.random(n * n_blocks) * 0.1).astype(np.float32))]
+    names = ["a", "b", "scales"]
+    if with_zp:
+        inits.append(("zp", (rng.random(n * n_blocks) * 8).astype(np.float32) if zp_float
+                      else random_of((n * ((n_blocks * bits + 7) // 8),), U8)))
+        names.append("zp")
+    case(name, [helper.make_node("MatMulNBits", names, ["y"], domain=MS, K=k, N=n, bits=bits, block_size=block)],
+         [("a", (2, k))], ["y"], inits)
+
+
+nbits_case("matmul_nbits_4bit", 4, 32, 5, 16, False)
+nbits_case("matmul_nbits_4bit_zp", 4, 64, 3, 32, True)
+nbits_case("matmul_nbits_4bit_partial_block", 4, 40, 3, 16, True)
+nbits_case("matmul_nbits_8bit_zp", 8, 32, 4, 16, True)
+nbits_case("matmul_nbits_4bit_float_zp", 4, 32, 3, 16, True, zp_float=True)
+
+
 def write_case(name, nodes, inputs, outputs, inits, ms_opset, opset):
     d = os.path.join(HERE, name)
     shutil.rmtree(d, ignore_errors=True)
@@ -117,16 +227,19 @@ def write_case(name, nodes, inputs, outputs, inits, ms_opset, opset):
     for i, n in enumerate(nodes):
         n.name = n.name or "%s_%d" % (n.op_type, i)
     graph = helper.make_graph(
-        nodes, name, [helper.make_tensor_value_info(n, F, list(s)) for n, s in inputs],
-        [helper.make_tensor_value_info(n, F, None) for n in outputs],
+        nodes, name, [helper.make_tensor_value_info(
+            i[0], onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(i[2] if len(i) > 2 else np.float32)], list(i[1]))
+            for i in inputs],
+        [helper.make_tensor_value_info(*((o, F) if isinstance(o, str) else o), None) for o in outputs],
         initializer=[numpy_helper.from_array(a, n) for n, a in inits])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset),
                                                     helper.make_opsetid(MS, ms_opset)],
                               producer_name="make_contrib_tests")
     model.ir_version = 8
     onnx.save(model, os.path.join(d, "model.onnx"))
-    for i, (n, s) in enumerate(inputs):
-        a = arr(*s)
+    for i, inp in enumerate(inputs):
+        n, s = inp[0], inp[1]
+        a = random_of(s, inp[2] if len(inp) > 2 else np.float32)
         np.save(os.path.join(d, "ref", "input_%d.npy" % i), a)
         with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
             f.write(numpy_helper.from_array(a, n).SerializeToString())
@@ -140,7 +253,8 @@ def main():
     env.setdefault("ORT_NODE", os.path.join(HERE, "..", "..", "bench", "node_modules", "onnxruntime-node"))
     subprocess.run(["node", os.path.join(HERE, "ort_reference.mjs")] + dirs, check=True, env=env)
     for d, c in zip(dirs, [c for c in CASES if c[0].startswith(prefix)]):
-        for i, n in enumerate(c[3]):
+        for i, o in enumerate(c[3]):
+            n = o if isinstance(o, str) else o[0]
             a = np.load(os.path.join(d, "ref", "output_%d.npy" % i))
             with open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb") as f:
                 f.write(numpy_helper.from_array(a, n).SerializeToString())

@@ -1,0 +1,184 @@
+/* infer_contrib.c - inference of onnxruntime's com.microsoft contrib ops
+ * (ops_contrib.def) whose types no ONNX op's inference gives: FusedMatMul,
+ * the skip layer normalizations, the QLinear* family, QGemm, the integer
+ * matmuls to float and MatMulNBits. Schemas: onnxruntime's
+ * docs/ContribOperators.md. A quantized op's output has its output zero
+ * point's element type, else its first quantized input's.
+ */
+#include <string.h>
+
+#include "infer/infer.h"
+
+static int ranked(const o2m_type *t) { return t->kind == O2M_TYPE_TENSOR && t->rank >= 0; }
+
+/* Output i: `like`'s shape (unranked when it has none) and `dtype`. */
+static void out_like(o2m_infer_ctx *ctx, int i, const o2m_type *like, o2m_dtype dtype) {
+  if (dtype == O2M_DT_UNDEFINED) return;
+  o2m_out_shaped_like(ctx, i, dtype, like);
+}
+
+/* The element type of input `zp` when present, else of input `like`. */
+static o2m_dtype quant_dtype(o2m_infer_ctx *ctx, int zp, int like) {
+  if (o2m_in_present(ctx, zp) && o2m_in_type(ctx, zp)->elem) return o2m_in_type(ctx, zp)->elem;
+  return o2m_in_type(ctx, like)->elem;
+}
+
+/* ---- matmuls ------------------------------------------------------------------------- */
+
+/* t permuted as onnxruntime's FusedMatMul permutes an operand: transBatch
+ * moves dim 0 behind the batch dims, trans swaps the last two; its dims
+ * in `dims`. */
+static o2m_type fused_operand(const o2m_type *t, int trans, int trans_batch, o2m_dim *dims) {
+  o2m_type v = *t;
+  int r = t->rank;
+  if (!ranked(t) || r < 2 || r > 64 || (!trans && !trans_batch)) return v;
+  memcpy(dims, t->dims, sizeof(o2m_dim) * (size_t)r);
+  if (trans_batch && r >= 3) {
+    for (int k = 0; k < r - 2; k++) dims[k] = t->dims[k + 1];
+    dims[r - 2] = t->dims[0];
+  }
+  if (trans) {
+    o2m_dim d = dims[r - 2];
+    dims[r - 2] = dims[r - 1];
+    dims[r - 1] = d;
+  }
+  v.dims = dims;
+  return v;
+}
+
+/* FusedMatMul(A, B): MatMul of A and B permuted as transA/transBatchA and
+ * transB/transBatchB say. */
+o2m_status o2m_infer_fused_matmul(o2m_infer_ctx *ctx) {
+  o2m_dim da[64], db[64];
+  const o2m_type *a = o2m_in_type(ctx, 0), *b = o2m_in_type(ctx, 1);
+  o2m_type ta = fused_operand(a, o2m_attr_int(ctx, "transA", 0) != 0, o2m_attr_int(ctx, "transBatchA", 0) != 0, da);
+  o2m_type tb = fused_operand(b, o2m_attr_int(ctx, "transB", 0) != 0, o2m_attr_int(ctx, "transBatchB", 0) != 0, db);
+  return o2m_matmul_shape_of(ctx, &ta, &tb, a->elem ? a->elem : b->elem);
+}
+
+/* MatMulIntegerToFloat(A, B, a_scale, ...): float, of a_scale's type. */
+o2m_status o2m_infer_matmul_integer_to_float(o2m_infer_ctx *ctx) {
+  return o2m_matmul_shape_of(ctx, o2m_in_type(ctx, 0), o2m_in_type(ctx, 1), o2m_in_type(ctx, 2)->elem);
+}
+
+/* DynamicQuantizeMatMul(A, B, ...): A's float type. */
+o2m_status o2m_infer_dynamic_quantize_matmul(o2m_infer_ctx *ctx) {
+  return o2m_matmul_shape_of(ctx, o2m_in_type(ctx, 0), o2m_in_type(ctx, 1), o2m_in_type(ctx, 0)->elem);
+}
+
+/* MatMulNBits(A, B, ...): A's shape with its last dim N (attribute). */
+o2m_status o2m_infer_matmul_nbits(o2m_infer_ctx *ctx) {
+  if (!o2m_out_present(ctx, 0)) return O2M_OK;
+  const o2m_type *a = o2m_in_type(ctx, 0);
+  int64_t n = o2m_attr_int(ctx, "N", -1);
+  if (n <= 0) return o2m_infer_error(ctx, "attribute N must be positive");
+  o2m_type *y = o2m_out_shaped_like(ctx, 0, a->elem, a);
+  if (ranked(a) && a->rank > 0) y->dims[a->rank - 1] = o2m_dim_known(n);
+  return O2M_OK;
+}
+
+/* QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?): (M, N)
+ * of op(A) and op(B); float without y_scale, else y_zp's type. */
+o2m_status o2m_infer_qgemm(o2m_infer_ctx *ctx) {
+  if (!o2m_out_present(ctx, 0)) return O2M_OK;
+  const o2m_type *a = o2m_in_type(ctx, 0), *b = o2m_in_type(ctx, 3);
+  o2m_dtype dtype = o2m_in_present(ctx, 7) ? quant_dtype(ctx, 8, 0) : O2M_DT_FLOAT;
+  if ((ranked(a) && a->rank != 2) || (ranked(b) && b->rank != 2))
+    return o2m_infer_error(ctx, "A and B must be 2-D");
+  o2m_type *y = o2m_out_tensor(ctx, 0, dtype, 2);
+  int ta = o2m_attr_int(ctx, "transA", 0) != 0, tb = o2m_attr_int(ctx, "transB", 0) != 0;
+  y->dims[0] = ranked(a) ? a->dims[ta ? 1 : 0] : o2m_dim_fresh(ctx);
+  y->dims[1] = ranked(b) ? b->dims[tb ? 0 : 1] : o2m_dim_fresh(ctx);
+  return O2M_OK;
+}
+
+/* ---- QLinear element-wise and pooling ops ------------------------------------------------ */
+
+/* QLinearAdd, QLinearMul(A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp):
+ * A and B broadcast. */
+o2m_status o2m_infer_qlinear_binary(o2m_infer_ctx *ctx) {
+  const o2m_type *types[2] = {o2m_in_type(ctx, 0), o2m_in_type(ctx, 3)};
+  o2m_type out;
+  o2m_status s = o2m_broadcast(ctx, types, 2, &out);
+  if (s) return s;
+  out.kind = O2M_TYPE_TENSOR;
+  out.elem = quant_dtype(ctx, 7, 0);
+  o2m_out_set_type(ctx, 0, &out);
+  return O2M_OK;
+}
+
+/* QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax(X, X_scale, X_zp,
+ * Y_scale, Y_zp): X's shape. */
+o2m_status o2m_infer_qlinear_unary(o2m_infer_ctx *ctx) {
+  out_like(ctx, 0, o2m_in_type(ctx, 0), quant_dtype(ctx, 4, 0));
+  return O2M_OK;
+}
+
+/* QLinearGlobalAveragePool: N, C and ones, channels first or last. */
+o2m_status o2m_infer_qlinear_global_pool(o2m_infer_ctx *ctx) {
+  if (!o2m_out_present(ctx, 0)) return O2M_OK;
+  const o2m_type *x = o2m_in_type(ctx, 0);
+  o2m_dtype dtype = quant_dtype(ctx, 4, 0);
+  if (!ranked(x)) {
+    if (dtype) o2m_out_tensor(ctx, 0, dtype, -1);
+    return O2M_OK;
+  }
+  if (x->rank < 3) return o2m_infer_error(ctx, "X must have rank >= 3");
+  int last = o2m_attr_int(ctx, "channels_last", 0) != 0;
+  o2m_type *y = o2m_out_tensor(ctx, 0, dtype, x->rank);
+  for (int k = 0; k < x->rank; k++) y->dims[k] = o2m_dim_known(1);
+  y->dims[0] = x->dims[0];
+  y->dims[last ? x->rank - 1 : 1] = x->dims[last ? x->rank - 1 : 1];
+  return O2M_OK;
+}
+
+/* QLinearAveragePool(X, x_scale, x_zp, y_scale, y_zp): AveragePool's
+ * shape (channels first only). */
+o2m_status o2m_infer_qlinear_pool(o2m_infer_ctx *ctx) {
+  if (o2m_attr_int(ctx, "channels_last", 0))
+    return o2m_infer_unsupported(ctx, "channels_last QLinearAveragePool");
+  return o2m_infer_pool(ctx);
+}
+
+/* QLinearConcat(Y_scale, Y_zp, X0, X0_scale, X0_zp, ...): the X_i
+ * concatenated along axis. */
+o2m_status o2m_infer_qlinear_concat(o2m_infer_ctx *ctx) {
+  if (!o2m_out_present(ctx, 0)) return O2M_OK;
+  int n = (o2m_in_count(ctx) - 2) / 3;
+  if (n < 1) return o2m_infer_error(ctx, "no input to concatenate");
+  const o2m_type *first = o2m_in_type(ctx, 2);
+  o2m_dtype dtype = quant_dtype(ctx, 1, 2);
+  if (!ranked(first)) {
+    if (dtype) o2m_out_tensor(ctx, 0, dtype, -1);
+    return O2M_OK;
+  }
+  int64_t axis;
+  o2m_status s = o2m_norm_axis(ctx, o2m_attr_int(ctx, "axis", 0), first->rank, 0, &axis);
+  if (s) return s;
+  o2m_type *y = o2m_out_tensor(ctx, 0, dtype, first->rank);
+  for (int k = 0; k < first->rank; k++) y->dims[k] = first->dims[k];
+  for (int i = 1; i < n; i++) {
+    const o2m_type *t = o2m_in_type(ctx, 2 + 3 * i);
+    y->dims[axis] = ranked(t) && t->rank == first->rank ? o2m_dim_add(ctx, y->dims[axis], t->dims[axis])
+                                                         : o2m_dim_fresh(ctx);
+  }
+  return O2M_OK;
+}
+
+/* ---- skip layer normalizations ---------------------------------------------------------- */
+
+/* SkipLayerNormalization, SkipSimplifiedLayerNormalization(input, skip,
+ * gamma, ...): output and input_skip_bias_sum (outputs 0 and 3) have the
+ * input's type; mean and inv_std_var (1, 2) are float, the input's shape
+ * with the last dim 1. */
+o2m_status o2m_infer_skip_layer_norm(o2m_infer_ctx *ctx) {
+  const o2m_type *x = o2m_in_type(ctx, 0);
+  out_like(ctx, 0, x, x->elem);
+  out_like(ctx, 3, x, x->elem);
+  for (int i = 1; i < 3; i++) {
+    if (!o2m_out_present(ctx, i)) continue;
+    o2m_type *t = o2m_out_shaped_like(ctx, i, O2M_DT_FLOAT, x);
+    if (ranked(x) && x->rank > 0) t->dims[x->rank - 1] = o2m_dim_known(1);
+  }
+  return O2M_OK;
+}
