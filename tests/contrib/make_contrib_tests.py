@@ -24,11 +24,11 @@ rng = np.random.default_rng(20261202)
 CASES = []
 
 
-def case(name, nodes, inputs, outputs, inits=(), ms_opset=1, opset=17):
+def case(name, nodes, inputs, outputs, inits=(), ms_opset=1, opset=17, optimize=False):
     """inputs: (name, shape[, numpy dtype]) graph inputs fed at random
     (float32 unless given); inits: (name, array) initializers; outputs:
     names (types left to inference)."""
-    CASES.append((name, nodes, inputs, outputs, inits, ms_opset, opset))
+    CASES.append((name, nodes, inputs, outputs, inits, ms_opset, opset, optimize))
 
 
 def random_of(shape, dtype=np.float32):
@@ -219,7 +219,117 @@ nbits_case("matmul_nbits_8bit_zp", 8, 32, 4, 16, True)
 nbits_case("matmul_nbits_4bit_float_zp", 4, 32, 3, 16, True, zp_float=True)
 
 
-def write_case(name, nodes, inputs, outputs, inits, ms_opset, opset):
+# ---- whole models, saved by onnxruntime after its 'extended' graph optimizations -------------
+N = helper.make_node
+
+
+def conv_block(prefix, x, cin, cout, stride, relu=True, extra=None):
+    w, b = prefix + "_w", prefix + "_b"
+    nodes = [N("Conv", [x, w, b], [prefix + "_c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[stride] * 2)]
+    inits = [(w, arr(cout, cin, 3, 3, scale=0.3)), (b, arr(cout, scale=0.1))]
+    out = prefix + "_c"
+    if extra:
+        nodes.append(N("Add", [out, extra], [prefix + "_sum"]))
+        out = prefix + "_sum"
+    if relu:
+        nodes.append(N("Relu", [out], [prefix + "_r"]))
+        out = prefix + "_r"
+    return nodes, inits, out
+
+
+# CNN: Conv+BatchNormalization+Relu, a residual Add+Relu, Gemm+Relu (FusedConv, FusedGemm)
+n1, i1, o1 = conv_block("c1", "x", 3, 8, 1, relu=False)
+n1 += [N("BatchNormalization", [o1, "bn_s", "bn_b", "bn_m", "bn_v"], ["bn"]), N("Relu", ["bn"], ["r1"])]
+i1 += [("bn_s", (rng.random(8) + 0.5).astype(np.float32)), ("bn_b", arr(8, scale=0.1)),
+       ("bn_m", arr(8, scale=0.1)), ("bn_v", (rng.random(8) + 0.5).astype(np.float32))]
+n2, i2, o2 = conv_block("c2", "r1", 8, 8, 1, extra="r1")
+n3, i3, o3 = conv_block("c3", o2, 8, 16, 2)
+tail = [N("GlobalAveragePool", [o3], ["gap"]), N("Flatten", ["gap"], ["flat"]),
+        N("Gemm", ["flat", "fc_w", "fc_b"], ["fc"], transB=1), N("Relu", ["fc"], ["fc_r"]),
+        N("Gemm", ["fc_r", "out_w", "out_b"], ["logits"], transB=1)]
+case("model_cnn_ort_optimized", n1 + n2 + n3 + tail, [("x", (1, 3, 16, 16))], ["logits"],
+     i1 + i2 + i3 + [("fc_w", arr(12, 16, scale=0.3)), ("fc_b", arr(12)), ("out_w", arr(10, 12, scale=0.3)),
+                     ("out_b", arr(10))], opset=13, optimize=True)
+
+# transformer encoder layer: attention with a scaled MatMul, residual + LayerNormalization
+# pattern, a GELU (erf) feed-forward (SkipLayerNormalization, BiasGelu/Gelu, FusedMatMul)
+S, H, HEADS = 6, 16, 2
+D = H // HEADS
+
+
+def linear(name, x, k, n):
+    return ([N("MatMul", [x, name + "_w"], [name + "_mm"]), N("Add", [name + "_mm", name + "_b"], [name])],
+            [(name + "_w", arr(k, n, scale=0.3)), (name + "_b", arr(n, scale=0.1))])
+
+
+def layer_norm(name, x):
+    ln = [N("ReduceMean", [x], [name + "_mean"], axes=[-1]), N("Sub", [x, name + "_mean"], [name + "_d"]),
+          N("Pow", [name + "_d", "two"], [name + "_sq"]), N("ReduceMean", [name + "_sq"], [name + "_var"], axes=[-1]),
+          N("Add", [name + "_var", "eps"], [name + "_ve"]), N("Sqrt", [name + "_ve"], [name + "_std"]),
+          N("Div", [name + "_d", name + "_std"], [name + "_n"]), N("Mul", [name + "_n", name + "_g"], [name + "_ng"]),
+          N("Add", [name + "_ng", name + "_beta"], [name])]
+    return ln, [(name + "_g", (rng.random(H) + 0.5).astype(np.float32)), (name + "_beta", arr(H, scale=0.1))]
+
+
+enc, einit = [], [("two", scalar(2.0)), ("eps", scalar(1e-5)), ("sqrt_d", scalar(np.sqrt(D))),
+                  ("sqrt2", scalar(np.sqrt(2.0))), ("one", scalar(1.0)), ("half", scalar(0.5)),
+                  ("heads_shape", np.array([1, S, HEADS, D], np.int64)), ("merge_shape", np.array([1, S, H], np.int64))]
+for nm in ["q", "k", "v"]:
+    nn_, ii = linear(nm, "x", H, H)
+    enc += nn_ + [N("Reshape", [nm, "heads_shape"], [nm + "_h"]),
+                  N("Transpose", [nm + "_h"], [nm + "_t"], perm=[0, 2, 3, 1] if nm == "k" else [0, 2, 1, 3])]
+    einit += ii
+enc += [N("MatMul", ["q_t", "k_t"], ["scores"]), N("Div", ["scores", "sqrt_d"], ["scaled"]),
+        N("Softmax", ["scaled"], ["probs"], axis=-1), N("MatMul", ["probs", "v_t"], ["ctx"]),
+        N("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3]), N("Reshape", ["ctx_t", "merge_shape"], ["ctx_m"])]
+nn_, ii = linear("o", "ctx_m", H, H)
+enc += nn_ + [N("Add", ["o", "x"], ["res1"])]
+einit += ii
+nn_, ii = layer_norm("ln1", "res1")
+enc += nn_
+einit += ii
+nn_, ii = linear("ff1", "ln1", H, 2 * H)
+enc += nn_ + [N("Div", ["ff1", "sqrt2"], ["g_d"]), N("Erf", ["g_d"], ["g_e"]), N("Add", ["g_e", "one"], ["g_a"]),
+              N("Mul", ["ff1", "g_a"], ["g_m"]), N("Mul", ["g_m", "half"], ["gelu"])]
+einit += ii
+nn_, ii = linear("ff2", "gelu", 2 * H, H)
+enc += nn_ + [N("Add", ["ff2", "ln1"], ["res2"])]
+einit += ii
+nn_, ii = layer_norm("ln2", "res2")
+enc += nn_
+einit += ii
+case("model_encoder_ort_optimized", enc, [("x", (1, S, H))], ["ln2"], einit, opset=13, optimize=True)
+
+# QDQ CNN: QuantizeLinear/DequantizeLinear around every Conv, Add, GlobalAveragePool
+# (QLinearConv, QLinearAdd, QLinearGlobalAveragePool, QGemm after the optimizations)
+qd, qinit = [], [("s_act", scalar(0.05)), ("zp_act", scalar(128, np.uint8))]
+
+
+def qdq(name, x):
+    return [N("QuantizeLinear", [x, "s_act", "zp_act"], [name + "_q"]),
+            N("DequantizeLinear", [name + "_q", "s_act", "zp_act"], [name])]
+
+
+def qweight(name, w):
+    scale = np.float32(np.abs(w).max() / 127)
+    q = np.clip(np.round(w / scale), -127, 127).astype(np.int8)
+    qinit.extend([(name + "_q", q), (name + "_s", scalar(scale)), (name + "_zp", scalar(0, np.int8))])
+    return [N("DequantizeLinear", [name + "_q", name + "_s", name + "_zp"], [name])]
+
+
+qd += qdq("xq", "x") + qweight("w1", arr(8, 3, 3, 3, scale=0.3))
+qd += [N("Conv", ["xq", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]), N("Relu", ["c1"], ["r1"])]
+qd += qdq("r1q", "r1") + qweight("w2", arr(8, 8, 3, 3, scale=0.2))
+qd += [N("Conv", ["r1q", "w2", "b2"], ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])] + qdq("c2q", "c2")
+qd += [N("Add", ["c2q", "r1q"], ["sum"])] + qdq("sumq", "sum")
+qd += [N("GlobalAveragePool", ["sumq"], ["gap"])] + qdq("gapq", "gap")
+qd += [N("Flatten", ["gapq"], ["flat"])] + qweight("fw", arr(10, 8, scale=0.3))
+qd += [N("Gemm", ["flat", "fw", "fb"], ["logits"], transB=1)]
+qinit += [("b1", arr(8, scale=0.1)), ("b2", arr(8, scale=0.1)), ("fb", arr(10, scale=0.1))]
+case("model_qdq_cnn_ort_optimized", qd, [("x", (1, 3, 8, 8))], ["logits"], qinit, opset=13, optimize=True)
+
+
+def write_case(name, nodes, inputs, outputs, inits, ms_opset, opset, optimize):
     d = os.path.join(HERE, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, "ref"))
@@ -236,7 +346,8 @@ def write_case(name, nodes, inputs, outputs, inits, ms_opset, opset):
                                                     helper.make_opsetid(MS, ms_opset)],
                               producer_name="make_contrib_tests")
     model.ir_version = 8
-    onnx.save(model, os.path.join(d, "model.onnx"))
+    # a whole model: onnxruntime's 'extended' optimizations write model.onnx
+    onnx.save(model, os.path.join(d, "ref", "source.onnx") if optimize else os.path.join(d, "model.onnx"))
     for i, inp in enumerate(inputs):
         n, s = inp[0], inp[1]
         a = random_of(s, inp[2] if len(inp) > 2 else np.float32)

@@ -1,9 +1,11 @@
 // ort_reference.mjs - onnxruntime's outputs for the contrib-op test cases
 // (make_contrib_tests.py writes the models and inputs, then runs this):
 // for each CASE folder, runs CASE/model.onnx on CASE/ref/input_<i>.npy (in
-// the model's input order) and writes CASE/ref/output_<i>.npy. Developer
-// tooling: needs onnxruntime-node (npm install --ignore-scripts in
-// bench/), never run by the tests.
+// the model's input order) and writes CASE/ref/output_<i>.npy. When
+// CASE/ref/source.onnx exists, CASE/model.onnx is first written from it
+// by onnxruntime's 'extended' graph optimizations (optimizedModelFilePath),
+// as deployed models are. Developer tooling: needs onnxruntime-node (npm
+// install --ignore-scripts in bench/), never run by the tests.
 //   usage: node tests/contrib/ort_reference.mjs CASE...
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -42,6 +44,9 @@ function writeNpy(path, tensor) {
 }
 
 for (const dir of process.argv.slice(2)) {
+  if (existsSync(`${dir}/ref/source.onnx`))
+    await ort.InferenceSession.create(`${dir}/ref/source.onnx`, {
+      intraOpNumThreads: 1, graphOptimizationLevel: 'extended', optimizedModelFilePath: `${dir}/model.onnx` });
   const session = await ort.InferenceSession.create(`${dir}/model.onnx`,
                                                      { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled' });
   const feeds = {};
