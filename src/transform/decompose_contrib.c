@@ -24,6 +24,8 @@
  *   SimplifiedLayerNormalization(X, scale) (ONNX domain, as onnxruntime
  *                             registers it): RMSNormalization; its second
  *                             output inv_std_var
+ *   RotaryEmbedding(input, position_ids, cos, sin)  ONNX's RotaryEmbedding
+ *                             (a one-element position_ids an offset)
  * Activations of FusedConv / FusedGemm: those onnxruntime's fusers make
  * (fused_activations below); any other is refused with its name.
  */
@@ -278,4 +280,34 @@ o2m_status o2m_decompose_simplified_layer_norm(o2m_rewriter *rw) {
   if (axis != -1 && !(rank > 0 && axis == rank - 1))
     return o2m_rw_unsupported(rw, "axis %lld (only the last axis)", (long long)axis);
   return rms_outputs(rw, o2m_rw_in(rw, 0), o2m_rw_in(rw, 1), o2m_rw_attr_f(rw, "epsilon", 1e-5f), 1);
+}
+
+/* ---- RotaryEmbedding -------------------------------------------------------------- */
+
+/* com.microsoft RotaryEmbedding(input, position_ids, cos_cache, sin_cache)
+ * is ONNX's RotaryEmbedding(input, cos_cache, sin_cache, position_ids);
+ * a one-element position_ids is the offset of positions 0..S-1. */
+o2m_status o2m_decompose_ms_rotary_embedding(o2m_rewriter *rw) {
+  if (o2m_rw_attr_i(rw, "is_packed_batching", 0)) return o2m_rw_unsupported(rw, "is_packed_batching");
+  if (o2m_rw_attr_f(rw, "scale", 1.0f) != 1.0f) return o2m_rw_unsupported(rw, "a scale other than 1");
+  o2m_value *x = o2m_rw_in(rw, 0), *ids = o2m_rw_in(rw, 1);
+  int rank = xk_rank(x), id_rank = xk_rank(ids);
+  const o2m_type *it = ids ? xk_type(ids) : NULL;
+  int offset = id_rank == 1 || id_rank == 0;
+  if (offset && !(id_rank == 0 || it->dims[0].size == 1))
+    return o2m_rw_unsupported(rw, "1-D position_ids of more than one element");
+  if (offset) {
+    if (rank != 3 && rank != 4) return o2m_rw_unsupported(rw, "the input must be 3-D or 4-D");
+    const int64_t zero[1] = {0};
+    o2m_value *pos = xk_op2(rw, "Add", xk_iota(rw, xk_dim(rw, x, rank == 3 ? 1 : 2)), xk_cast(rw, ids, O2M_DT_INT64));
+    ids = xk_unsqueeze(rw, pos, zero, 1);
+  }
+  static const char *const kept[3] = {"interleaved", "num_heads", "rotary_embedding_dim"};
+  o2m_attr attrs[3];
+  int n = 0;
+  for (int i = 0; i < 3; i++)
+    if (o2m_rw_attr(rw, kept[i])) attrs[n++] = o2m_rw_attr_int(kept[i], o2m_rw_attr_i(rw, kept[i], 0));
+  o2m_value *in[4] = {x, o2m_rw_in(rw, 2), o2m_rw_in(rw, 3), ids};
+  if (!ids) return xk_failed(rw);
+  return xk_bind(rw, 0, o2m_rw_op(rw, "RotaryEmbedding", 4, in, attrs, n));
 }

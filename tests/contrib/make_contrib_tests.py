@@ -142,6 +142,23 @@ case("skip_simplified_layer_norm_mean",
      [helper.make_node("SkipSimplifiedLayerNormalization", ["x", "skip", "gamma"], ["y", "mean", "inv_std"],
                        domain=MS)], ln_x, ["y", "mean", "inv_std"], [gamma])
 
+# ---- RotaryEmbedding ---------------------------------------------------------------------
+theta = np.outer(np.arange(16), 1.0 / (10000 ** (np.arange(0, 4, 2) / 4))).astype(np.float32)
+rot_cache = [("cos", np.cos(theta)), ("sin", np.sin(theta))]
+pos = ("pos", rng.integers(0, 16, size=(2, 3)).astype(np.int64))
+for inter in (0, 1):
+    case("rotary_embedding_3d_interleaved%d" % inter,
+         [helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS, interleaved=inter,
+                           num_heads=2)], [("x", (2, 3, 8))], ["y"], [pos] + rot_cache)
+case("rotary_embedding_4d", [helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS)],
+     [("x", (2, 2, 3, 4))], ["y"], [pos] + rot_cache)
+case("rotary_embedding_offset", [helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS,
+                                                  num_heads=2)],
+     [("x", (2, 3, 8))], ["y"], [("pos", np.array([5], np.int64))] + rot_cache)
+case("rotary_embedding_partial", [helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS,
+                                                   num_heads=1, rotary_embedding_dim=4)],
+     [("x", (2, 3, 8))], ["y"], [pos] + rot_cache)
+
 # ---- quantized ops ------------------------------------------------------------------
 U8, I8 = np.uint8, np.int8
 QY = [("y", TensorProto.UINT8)]
