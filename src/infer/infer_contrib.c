@@ -182,3 +182,23 @@ o2m_status o2m_infer_skip_layer_norm(o2m_infer_ctx *ctx) {
   }
   return O2M_OK;
 }
+
+/* EmbedLayerNormalization(input_ids (B, S), ..., word_embedding (V, H),
+ * ...): output and embedding_sum (B, S, H) of the embeddings' type,
+ * mask_index (B) int32. */
+o2m_status o2m_infer_embed_layer_norm(o2m_infer_ctx *ctx) {
+  const o2m_type *ids = o2m_in_type(ctx, 0), *word = o2m_in_type(ctx, 2);
+  o2m_dtype dtype = word->elem;
+  for (int i = 0; i < 3; i += 2) {
+    if (!o2m_out_present(ctx, i) || !dtype) continue;
+    o2m_type *y = o2m_out_tensor(ctx, i, dtype, 3);
+    y->dims[0] = ranked(ids) && ids->rank == 2 ? ids->dims[0] : o2m_dim_fresh(ctx);
+    y->dims[1] = ranked(ids) && ids->rank == 2 ? ids->dims[1] : o2m_dim_fresh(ctx);
+    y->dims[2] = ranked(word) && word->rank == 2 ? word->dims[1] : o2m_dim_fresh(ctx);
+  }
+  if (o2m_out_present(ctx, 1)) {
+    o2m_type *m = o2m_out_tensor(ctx, 1, O2M_DT_INT32, 1);
+    m->dims[0] = ranked(ids) && ids->rank == 2 ? ids->dims[0] : o2m_dim_fresh(ctx);
+  }
+  return O2M_OK;
+}

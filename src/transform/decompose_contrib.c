@@ -26,6 +26,8 @@
  *                             output inv_std_var
  *   RotaryEmbedding(input, position_ids, cos, sin)  ONNX's RotaryEmbedding
  *                             (a one-element position_ids an offset)
+ *   EmbedLayerNormalization   LayerNormalization of the summed embeddings
+ *                             (see its function)
  * Activations of FusedConv / FusedGemm: those onnxruntime's fusers make
  * (fused_activations below); any other is refused with its name.
  */
@@ -310,4 +312,38 @@ o2m_status o2m_decompose_ms_rotary_embedding(o2m_rewriter *rw) {
   o2m_value *in[4] = {x, o2m_rw_in(rw, 2), o2m_rw_in(rw, 3), ids};
   if (!ids) return xk_failed(rw);
   return xk_bind(rw, 0, o2m_rw_op(rw, "RotaryEmbedding", 4, in, attrs, n));
+}
+
+/* ---- EmbedLayerNormalization ------------------------------------------------------ */
+
+/* EmbedLayerNormalization(input_ids, segment_ids?, word_embedding,
+ * position_embedding, segment_embedding?, gamma, beta, mask?,
+ * position_ids?): LayerNormalization (epsilon 1e-12) of the sum of the
+ * three embeddings looked up (positions 0..S-1 unless given) as output 0;
+ * mask_index (output 1) the count of ones of each mask row, S without a
+ * mask; the sum itself as embedding_sum (output 2). */
+o2m_status o2m_decompose_embed_layer_norm(o2m_rewriter *rw) {
+  if (o2m_rw_attr_i(rw, "mask_index_type", 1) != 1) return o2m_rw_unsupported(rw, "mask_index_type other than 1");
+  o2m_value *ids = o2m_rw_in(rw, 0), *pos_ids = o2m_rw_in(rw, 8);
+  if (xk_rank(ids) != 2) return o2m_rw_unsupported(rw, "input_ids of rank other than 2");
+  const int64_t zero[1] = {0};
+  if (!pos_ids) pos_ids = xk_unsqueeze(rw, xk_iota(rw, xk_dim(rw, ids, 1)), zero, 1);
+  o2m_value *sum = xk_op2(rw, "Add", xk_op2(rw, "Gather", o2m_rw_in(rw, 2), ids),
+                          xk_op2(rw, "Gather", o2m_rw_in(rw, 3), pos_ids));
+  if (o2m_rw_in(rw, 1) && o2m_rw_in(rw, 4))
+    sum = xk_op2(rw, "Add", sum, xk_op2(rw, "Gather", o2m_rw_in(rw, 4), o2m_rw_in(rw, 1)));
+  if (!sum) return xk_failed(rw);
+  o2m_attr attrs[2] = {o2m_rw_attr_int("axis", -1),
+                       o2m_rw_attr_float("epsilon", o2m_rw_attr_f(rw, "epsilon", 1e-12f))};
+  o2m_value *in[3] = {sum, o2m_rw_in(rw, 5), o2m_rw_in(rw, 6)};
+  o2m_status st = xk_bind(rw, 0, o2m_rw_op(rw, "LayerNormalization", 3, in, attrs, 2));
+  if (!st && o2m_rw_out(rw, 1)) {
+    const int64_t rows[1] = {1};
+    o2m_value *count = o2m_rw_in(rw, 7)
+                           ? xk_reduce(rw, "ReduceSum", xk_cast(rw, o2m_rw_in(rw, 7), O2M_DT_INT32), rows, 1, 0)
+                           : xk_op2(rw, "Expand", xk_cast(rw, xk_dim(rw, ids, 1), O2M_DT_INT32),
+                                    xk_unsqueeze(rw, xk_dim(rw, ids, 0), zero, 1));
+    st = xk_bind(rw, 1, count);
+  }
+  return st ? st : xk_bind(rw, 2, sum);
 }

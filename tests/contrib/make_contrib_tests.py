@@ -114,7 +114,6 @@ case("bias_gelu", [helper.make_node("BiasGelu", ["x", "bias"], ["y"], domain=MS)
 case("quick_gelu", [helper.make_node("QuickGelu", ["x"], ["y"], domain=MS)], [("x", (2, 8))], ["y"])
 case("quick_gelu_alpha", [helper.make_node("QuickGelu", ["x"], ["y"], domain=MS, alpha=1.0)],
      [("x", (2, 8))], ["y"])
-# (BiasAdd has no CPU kernel in onnxruntime, so no reference here.)
 
 # ---- layer normalizations ------------------------------------------------------------------
 ln_x = [("x", (2, 3, 8)), ("skip", (2, 3, 8))]
@@ -141,6 +140,23 @@ case("simplified_layer_norm", [helper.make_node("SimplifiedLayerNormalization", 
 case("skip_simplified_layer_norm_mean",
      [helper.make_node("SkipSimplifiedLayerNormalization", ["x", "skip", "gamma"], ["y", "mean", "inv_std"],
                        domain=MS)], ln_x, ["y", "mean", "inv_std"], [gamma])
+
+# (NhwcConv and BiasAdd have no CPU kernel in onnxruntime: no reference here.)
+
+# ---- EmbedLayerNormalization (ids and mask fixed, the embeddings fed) ------------------------
+emb_ids = [("ids", rng.integers(0, 10, size=(2, 5)).astype(np.int32)),
+           ("seg", rng.integers(0, 2, size=(2, 5)).astype(np.int32)),
+           ("mask", np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], np.int32)),
+           ("gamma", (rng.random(8) + 0.5).astype(np.float32)), ("beta", arr(8, scale=0.1))]
+emb_in = [("word", (10, 8)), ("posemb", (5, 8)), ("segemb", (2, 8))]
+case("embed_layer_norm", [helper.make_node("EmbedLayerNormalization",
+                                           ["ids", "seg", "word", "posemb", "segemb", "gamma", "beta", "mask"],
+                                           ["y", "mask_index"], domain=MS, epsilon=1e-5)],
+     emb_in, ["y", ("mask_index", TensorProto.INT32)], emb_ids)
+case("embed_layer_norm_sum", [helper.make_node("EmbedLayerNormalization",
+                                               ["ids", "", "word", "posemb", "", "gamma", "beta"],
+                                               ["y", "", "sum"], domain=MS)],
+     emb_in[:2], ["y", "sum"], emb_ids)
 
 # ---- RotaryEmbedding ---------------------------------------------------------------------
 theta = np.outer(np.arange(16), 1.0 / (10000 ** (np.arange(0, 4, 2) / 4))).astype(np.float32)
