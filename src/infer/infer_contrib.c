@@ -202,3 +202,33 @@ o2m_status o2m_infer_embed_layer_norm(o2m_infer_ctx *ctx) {
   }
   return O2M_OK;
 }
+
+/* Attention(input (B, S, Hin), weights (Hin, Hq + Hk + Hv), ..., past
+ * (2, B, N, P, D)?): output (B, S, Hv); present (2, B, N, P + S, D). */
+o2m_status o2m_infer_ms_attention(o2m_infer_ctx *ctx) {
+  const o2m_type *x = o2m_in_type(ctx, 0), *w = o2m_in_type(ctx, 1), *past = o2m_in_type(ctx, 4);
+  int64_t heads = o2m_attr_int(ctx, "num_heads", 0);
+  if (heads <= 0) return o2m_infer_error(ctx, "num_heads must be positive");
+  int64_t hv = -1, hq = -1;
+  if (ranked(w) && w->rank == 2 && w->dims[1].size > 0) hq = hv = w->dims[1].size / 3;
+  int64_t *sizes;
+  if (o2m_attr_ints(ctx, "qkv_hidden_sizes", (const int64_t **)&sizes) == 3) {
+    hq = sizes[0];
+    hv = sizes[2];
+  }
+  if (o2m_out_present(ctx, 0)) {
+    o2m_type *y = o2m_out_tensor(ctx, 0, x->elem, 3);
+    for (int k = 0; k < 2; k++) y->dims[k] = ranked(x) && x->rank == 3 ? x->dims[k] : o2m_dim_fresh(ctx);
+    y->dims[2] = hv > 0 ? o2m_dim_known(hv) : o2m_dim_fresh(ctx);
+  }
+  if (o2m_out_present(ctx, 1)) {
+    o2m_type *p = o2m_out_tensor(ctx, 1, x->elem, 5);
+    p->dims[0] = o2m_dim_known(2);
+    p->dims[1] = ranked(x) && x->rank == 3 ? x->dims[0] : o2m_dim_fresh(ctx);
+    p->dims[2] = o2m_dim_known(heads);
+    o2m_dim s = ranked(x) && x->rank == 3 ? x->dims[1] : o2m_dim_fresh(ctx);
+    p->dims[3] = o2m_in_present(ctx, 4) && ranked(past) && past->rank == 5 ? o2m_dim_add(ctx, past->dims[3], s) : s;
+    p->dims[4] = hq > 0 ? o2m_dim_known(hq / heads) : o2m_dim_fresh(ctx);
+  }
+  return O2M_OK;
+}

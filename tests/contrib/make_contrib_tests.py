@@ -143,6 +143,28 @@ case("skip_simplified_layer_norm_mean",
 
 # (NhwcConv and BiasAdd have no CPU kernel in onnxruntime: no reference here.)
 
+# ---- Attention ---------------------------------------------------------------------------
+att_w = [("w", arr(8, 24, scale=0.3)), ("b", arr(24, scale=0.1))]
+att_in = [("x", (2, 4, 8))]
+
+
+def attention(name, ins, outputs, inits, extra_inputs=(), **attrs):
+    case(name, [helper.make_node("Attention", ins, [o if isinstance(o, str) else o[0] for o in outputs], domain=MS,
+                                 num_heads=2, **attrs)], att_in + list(extra_inputs), outputs, att_w + inits)
+
+
+attention("attention", ["x", "w", "b"], ["y"], [])
+attention("attention_mask_raw", ["x", "w", "b", "mask"], ["y"],
+          [("mask", np.array([[1, 1, 1, 0], [1, 1, 0, 0]], np.int32))])
+attention("attention_mask_lengths", ["x", "w", "b", "mask"], ["y"], [("mask", np.array([3, 2], np.int32))])
+attention("attention_unidirectional", ["x", "w", "b"], ["y"], [], unidirectional=1)
+attention("attention_scale_bias", ["x", "w", "b", "", "", "abias"], ["y"], [], [("abias", (1, 2, 4, 4))], scale=0.3)
+attention("attention_past_present", ["x", "w", "b", "", "past"], ["y", "present"], [], [("past", (2, 2, 2, 3, 4))],
+          unidirectional=1)
+case("attention_qkv_sizes", [helper.make_node("Attention", ["x", "w", "b"], ["y"], domain=MS, num_heads=2,
+                                              qkv_hidden_sizes=[8, 8, 4])],
+     att_in, ["y"], [("w", arr(8, 20, scale=0.3)), ("b", arr(20, scale=0.1))])
+
 # ---- EmbedLayerNormalization (ids and mask fixed, the embeddings fed) ------------------------
 emb_ids = [("ids", rng.integers(0, 10, size=(2, 5)).astype(np.int32)),
            ("seg", rng.integers(0, 2, size=(2, 5)).astype(np.int32)),

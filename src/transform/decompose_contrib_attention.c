@@ -1,0 +1,128 @@
+/* decompose_contrib_attention.c - onnxruntime's com.microsoft Attention
+ * written in ONNX ops (rules.def), as its docs/ContribOperators.md and CPU
+ * kernel define it:
+ *
+ *   Attention(input (B, S, Hin), weights (Hin, Hq + Hk + Hv), bias?,
+ *             mask_index?, past?, attention_bias?)
+ *     Q, K, V = input @ weights + bias, split (qkv_hidden_sizes, else
+ *     three equal parts) into num_heads heads: (B, N, S, D)
+ *     K, V follow the past's keys and values (past (2, B, N, P, D))
+ *     scores = Q K^T * scale (1 / sqrt(D)) + attention_bias + mask, where
+ *     the mask adds mask_filter_value (-10000) at masked keys: a 0 of a
+ *     raw (B, T) or (B, S, T) mask, a key at or beyond a (B) right-padding
+ *     length, and (unidirectional) a key after the query's position
+ *     output = softmax(scores) V, heads merged: (B, S, Hv)
+ *     present = (K, V) stacked: (2, B, N, T, D)
+ * Left-padding and 4-D mask_index forms and past_present_share_buffer are
+ * refused with their names.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "transform/decompose_kit.h"
+
+/* x[..., from:to] on the last axis. */
+static o2m_value *last_slice(o2m_rewriter *rw, o2m_value *x, int64_t from, int64_t to) {
+  const int64_t s[1] = {from}, e[1] = {to}, ax[1] = {-1};
+  o2m_value *in[4] = {x, o2m_rw_const_ints(rw, s, 1), o2m_rw_const_ints(rw, e, 1), o2m_rw_const_ints(rw, ax, 1)};
+  return o2m_rw_op(rw, "Slice", 4, in, NULL, 0);
+}
+
+/* (B, S, N*D) -> (B, N, S, D). */
+static o2m_value *split_heads(o2m_rewriter *rw, o2m_value *x, int64_t heads) {
+  const int64_t shape[4] = {0, 0, heads, -1}, perm[4] = {0, 2, 1, 3};
+  return xk_transpose(rw, xk_reshape(rw, x, shape, 4), perm, 4);
+}
+
+/* An additive mask (0 where a key is seen, mask_filter_value where not)
+ * of `seen`, a bool tensor broadcasting against (B, N, S, T). */
+static o2m_value *additive(o2m_rewriter *rw, o2m_value *seen, double filter) {
+  o2m_value *zero = xk_scalar(rw, O2M_DT_FLOAT, 0.0), *fill = xk_scalar(rw, O2M_DT_FLOAT, filter);
+  return xk_where(rw, seen, zero, fill);
+}
+
+/* The mask_index input as a bool "seen" tensor broadcasting against
+ * (B, N, S, T), or NULL with *st set. */
+static o2m_value *mask_seen(o2m_rewriter *rw, o2m_value *mask, o2m_value *t_len, o2m_status *st) {
+  int rank = xk_rank(mask);
+  *st = O2M_OK;
+  if (rank == 2 || rank == 3) { /* raw mask: (B, T) -> (B, 1, 1, T); (B, S, T) -> (B, 1, S, T) */
+    const int64_t two[2] = {1, 2}, one[1] = {1};
+    o2m_value *m = rank == 2 ? xk_unsqueeze(rw, mask, two, 2) : xk_unsqueeze(rw, mask, one, 1);
+    return xk_op2(rw, "Greater", xk_cast(rw, m, O2M_DT_FLOAT), xk_scalar(rw, O2M_DT_FLOAT, 0.0));
+  }
+  const o2m_type *t = xk_type(mask);
+  if (rank == 1 && t->dims[0].size >= 0) { /* right padding: keys j < length[b] */
+    const int64_t shape[4] = {-1, 1, 1, 1};
+    o2m_value *len = xk_reshape(rw, xk_cast(rw, mask, O2M_DT_INT64), shape, 4);
+    return xk_op2(rw, "Less", xk_iota(rw, t_len), len);
+  }
+  *st = o2m_rw_unsupported(rw, "a mask_index of rank %d (left padding, 4-D)", rank);
+  return NULL;
+}
+
+/* Causal: key j seen by query i when j <= i + past. */
+static o2m_value *causal_seen(o2m_rewriter *rw, o2m_value *s_len, o2m_value *t_len) {
+  const int64_t last[1] = {-1};
+  o2m_value *past = xk_op2(rw, "Sub", t_len, s_len);
+  o2m_value *rows = xk_unsqueeze(rw, xk_op2(rw, "Add", xk_iota(rw, s_len), past), last, 1); /* (S, 1) */
+  return xk_op2(rw, "LessOrEqual", xk_iota(rw, t_len), rows);                                   /* (S, T) */
+}
+
+o2m_status o2m_decompose_ms_attention(o2m_rewriter *rw) {
+  if (o2m_rw_attr_i(rw, "past_present_share_buffer", 0)) return o2m_rw_unsupported(rw, "past_present_share_buffer");
+  if (o2m_rw_attr_i(rw, "do_rotary", 0)) return o2m_rw_unsupported(rw, "do_rotary");
+  if (o2m_rw_in(rw, 6)) return o2m_rw_unsupported(rw, "past_sequence_length");
+  o2m_value *x = o2m_rw_in(rw, 0), *w = o2m_rw_in(rw, 1), *bias = o2m_rw_in(rw, 2);
+  int64_t heads = o2m_rw_attr_i(rw, "num_heads", 0);
+  int64_t wd[2];
+  if (heads <= 0) return o2m_rw_error(rw, "num_heads must be positive");
+  if (xk_rank(x) != 3 || xk_rank(w) != 2 || !xk_static_dims(w, wd)) return o2m_rw_unsupported(rw, "input not 3-D or weights not of known shape");
+  int64_t sizes[3] = {wd[1] / 3, wd[1] / 3, wd[1] / 3};
+  const o2m_attr *qkv = o2m_rw_attr(rw, "qkv_hidden_sizes");
+  if (qkv && qkv->type == O2M_ATTR_INTS && qkv->count == 3) memcpy(sizes, qkv->ints, sizeof(sizes));
+  if (sizes[0] + sizes[1] + sizes[2] != wd[1] || sizes[0] != sizes[1] || sizes[0] % heads || sizes[2] % heads)
+    return o2m_rw_error(rw, "the weights' hidden sizes do not split into Q, K, V of num_heads heads");
+  o2m_value *proj = xk_op2(rw, "MatMul", x, w);
+  if (bias) proj = xk_op2(rw, "Add", proj, bias);
+  o2m_value *q = split_heads(rw, last_slice(rw, proj, 0, sizes[0]), heads);
+  o2m_value *k = split_heads(rw, last_slice(rw, proj, sizes[0], sizes[0] + sizes[1]), heads);
+  o2m_value *v = split_heads(rw, last_slice(rw, proj, sizes[0] + sizes[1], wd[1]), heads);
+  o2m_value *past = o2m_rw_in(rw, 4);
+  if (past) { /* (2, B, N, P, D): keys and values before the new ones */
+    o2m_attr axis = o2m_rw_attr_int("axis", 2);
+    o2m_value *kk[2] = {xk_op2(rw, "Gather", past, xk_scalar(rw, O2M_DT_INT64, 0)), k};
+    o2m_value *vv[2] = {xk_op2(rw, "Gather", past, xk_scalar(rw, O2M_DT_INT64, 1)), v};
+    k = kk[0] ? o2m_rw_op(rw, "Concat", 2, kk, &axis, 1) : NULL;
+    v = vv[0] ? o2m_rw_op(rw, "Concat", 2, vv, &axis, 1) : NULL;
+  }
+  int64_t head_size = sizes[0] / heads;
+  double scale = o2m_rw_attr_f(rw, "scale", 0.0f);
+  if (scale == 0.0) scale = 1.0 / sqrt((double)head_size);
+  const int64_t kt_perm[4] = {0, 1, 3, 2};
+  o2m_value *scores = xk_op2(rw, "Mul", xk_op2(rw, "MatMul", q, xk_transpose(rw, k, kt_perm, 4)),
+                             xk_scalar(rw, O2M_DT_FLOAT, scale));
+  if (o2m_rw_in(rw, 5)) scores = xk_op2(rw, "Add", scores, o2m_rw_in(rw, 5));
+  double filter = o2m_rw_attr_f(rw, "mask_filter_value", -10000.0f);
+  o2m_value *s_len = xk_dim(rw, q, 2), *t_len = xk_dim(rw, k, 2);
+  o2m_status st = O2M_OK;
+  if (o2m_rw_in(rw, 3)) {
+    o2m_value *seen = mask_seen(rw, o2m_rw_in(rw, 3), t_len, &st);
+    if (st) return st;
+    scores = xk_op2(rw, "Add", scores, additive(rw, seen, filter));
+  }
+  if (o2m_rw_attr_i(rw, "unidirectional", 0))
+    scores = xk_op2(rw, "Add", scores, additive(rw, causal_seen(rw, s_len, t_len), filter));
+  o2m_attr axis = o2m_rw_attr_int("axis", -1);
+  o2m_value *probs = scores ? o2m_rw_op(rw, "Softmax", 1, &scores, &axis, 1) : NULL;
+  const int64_t merge_perm[4] = {0, 2, 1, 3}, merged[3] = {0, 0, -1};
+  o2m_value *out = xk_reshape(rw, xk_transpose(rw, xk_op2(rw, "MatMul", probs, v), merge_perm, 4), merged, 3);
+  st = xk_bind(rw, 0, out);
+  if (!st && o2m_rw_out(rw, 1)) {
+    const int64_t front[1] = {0};
+    o2m_attr cat = o2m_rw_attr_int("axis", 0);
+    o2m_value *kv[2] = {xk_unsqueeze(rw, k, front, 1), xk_unsqueeze(rw, v, front, 1)};
+    st = xk_bind(rw, 1, kv[0] && kv[1] ? o2m_rw_op(rw, "Concat", 2, kv, &cat, 1) : NULL);
+  }
+  return st;
+}
