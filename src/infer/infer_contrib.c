@@ -232,3 +232,32 @@ o2m_status o2m_infer_ms_attention(o2m_infer_ctx *ctx) {
   }
   return O2M_OK;
 }
+
+/* MultiHeadAttention(query (B, S, H), key (B, L, H), value (B, L, Hv), ...,
+ * past_key (B, N, P, D)?, ...): output (B, S, Hv); present_key and
+ * present_value (B, N, P + L, D). */
+o2m_status o2m_infer_multihead_attention(o2m_infer_ctx *ctx) {
+  const o2m_type *q = o2m_in_type(ctx, 0), *k = o2m_in_type(ctx, 1), *v = o2m_in_type(ctx, 2);
+  const o2m_type *pk = o2m_in_type(ctx, 6);
+  int64_t heads = o2m_attr_int(ctx, "num_heads", 0);
+  if (heads <= 0) return o2m_infer_error(ctx, "num_heads must be positive");
+  int r3 = ranked(q) && q->rank == 3 && ranked(k) && k->rank == 3 && ranked(v) && v->rank == 3;
+  if (!r3) return o2m_infer_unsupported(ctx, "query, key and value not all 3-D");
+  if (o2m_out_present(ctx, 0)) {
+    o2m_type *y = o2m_out_tensor(ctx, 0, q->elem, 3);
+    y->dims[0] = q->dims[0];
+    y->dims[1] = q->dims[1];
+    y->dims[2] = v->dims[2];
+  }
+  for (int i = 1; i < 3; i++) {
+    if (!o2m_out_present(ctx, i)) continue;
+    const o2m_type *src = i == 1 ? k : v;
+    o2m_type *p = o2m_out_tensor(ctx, i, q->elem, 4);
+    p->dims[0] = q->dims[0];
+    p->dims[1] = o2m_dim_known(heads);
+    p->dims[2] = o2m_in_present(ctx, 6) && ranked(pk) && pk->rank == 4 ? o2m_dim_add(ctx, pk->dims[2], src->dims[1])
+                                                                         : src->dims[1];
+    p->dims[3] = src->dims[2].size > 0 ? o2m_dim_known(src->dims[2].size / heads) : o2m_dim_fresh(ctx);
+  }
+  return O2M_OK;
+}

@@ -13,8 +13,11 @@
  *     length, and (unidirectional) a key after the query's position
  *     output = softmax(scores) V, heads merged: (B, S, Hv)
  *     present = (K, V) stacked: (2, B, N, T, D)
- * Left-padding and 4-D mask_index forms and past_present_share_buffer are
- * refused with their names.
+ *   MultiHeadAttention(query, key, value, bias?, key_padding_mask?,
+ *             attention_bias?, past_key?, past_value?)  the same on
+ *     separate Q, K, V (bias split three ways), present_key/_value
+ * Left-padding and 4-D mask_index forms, packed or pre-split key/value and
+ * past_present_share_buffer are refused with their names.
  */
 #include <math.h>
 #include <string.h>
@@ -69,6 +72,9 @@ static o2m_value *causal_seen(o2m_rewriter *rw, o2m_value *s_len, o2m_value *t_l
   return xk_op2(rw, "LessOrEqual", xk_iota(rw, t_len), rows);                                   /* (S, T) */
 }
 
+static o2m_status attend(o2m_rewriter *rw, o2m_value *q, o2m_value *k, o2m_value *v, int64_t head_size,
+                         o2m_value *mask, o2m_value *attention_bias, int causal);
+
 o2m_status o2m_decompose_ms_attention(o2m_rewriter *rw) {
   if (o2m_rw_attr_i(rw, "past_present_share_buffer", 0)) return o2m_rw_unsupported(rw, "past_present_share_buffer");
   if (o2m_rw_attr_i(rw, "do_rotary", 0)) return o2m_rw_unsupported(rw, "do_rotary");
@@ -96,28 +102,8 @@ o2m_status o2m_decompose_ms_attention(o2m_rewriter *rw) {
     k = kk[0] ? o2m_rw_op(rw, "Concat", 2, kk, &axis, 1) : NULL;
     v = vv[0] ? o2m_rw_op(rw, "Concat", 2, vv, &axis, 1) : NULL;
   }
-  int64_t head_size = sizes[0] / heads;
-  double scale = o2m_rw_attr_f(rw, "scale", 0.0f);
-  if (scale == 0.0) scale = 1.0 / sqrt((double)head_size);
-  const int64_t kt_perm[4] = {0, 1, 3, 2};
-  o2m_value *scores = xk_op2(rw, "Mul", xk_op2(rw, "MatMul", q, xk_transpose(rw, k, kt_perm, 4)),
-                             xk_scalar(rw, O2M_DT_FLOAT, scale));
-  if (o2m_rw_in(rw, 5)) scores = xk_op2(rw, "Add", scores, o2m_rw_in(rw, 5));
-  double filter = o2m_rw_attr_f(rw, "mask_filter_value", -10000.0f);
-  o2m_value *s_len = xk_dim(rw, q, 2), *t_len = xk_dim(rw, k, 2);
-  o2m_status st = O2M_OK;
-  if (o2m_rw_in(rw, 3)) {
-    o2m_value *seen = mask_seen(rw, o2m_rw_in(rw, 3), t_len, &st);
-    if (st) return st;
-    scores = xk_op2(rw, "Add", scores, additive(rw, seen, filter));
-  }
-  if (o2m_rw_attr_i(rw, "unidirectional", 0))
-    scores = xk_op2(rw, "Add", scores, additive(rw, causal_seen(rw, s_len, t_len), filter));
-  o2m_attr axis = o2m_rw_attr_int("axis", -1);
-  o2m_value *probs = scores ? o2m_rw_op(rw, "Softmax", 1, &scores, &axis, 1) : NULL;
-  const int64_t merge_perm[4] = {0, 2, 1, 3}, merged[3] = {0, 0, -1};
-  o2m_value *out = xk_reshape(rw, xk_transpose(rw, xk_op2(rw, "MatMul", probs, v), merge_perm, 4), merged, 3);
-  st = xk_bind(rw, 0, out);
+  o2m_status st = attend(rw, q, k, v, sizes[0] / heads, o2m_rw_in(rw, 3), o2m_rw_in(rw, 5),
+                         o2m_rw_attr_i(rw, "unidirectional", 0) != 0);
   if (!st && o2m_rw_out(rw, 1)) {
     const int64_t front[1] = {0};
     o2m_attr cat = o2m_rw_attr_int("axis", 0);
@@ -125,4 +111,68 @@ o2m_status o2m_decompose_ms_attention(o2m_rewriter *rw) {
     st = xk_bind(rw, 1, kv[0] && kv[1] ? o2m_rw_op(rw, "Concat", 2, kv, &cat, 1) : NULL);
   }
   return st;
+}
+
+/* ---- MultiHeadAttention --------------------------------------------------------- */
+
+/* softmax(Q K^T scale + attention_bias + masks) V with heads merged, as
+ * output 0: the core both attention ops share. `mask` NULL or a mask_index
+ * input; `causal` aligns queries to the end of the keys. */
+static o2m_status attend(o2m_rewriter *rw, o2m_value *q, o2m_value *k, o2m_value *v, int64_t head_size,
+                         o2m_value *mask, o2m_value *attention_bias, int causal) {
+  double scale = o2m_rw_attr_f(rw, "scale", 0.0f);
+  if (scale == 0.0) scale = 1.0 / sqrt((double)head_size);
+  const int64_t kt_perm[4] = {0, 1, 3, 2};
+  o2m_value *scores = xk_op2(rw, "Mul", xk_op2(rw, "MatMul", q, xk_transpose(rw, k, kt_perm, 4)),
+                             xk_scalar(rw, O2M_DT_FLOAT, scale));
+  if (attention_bias) scores = xk_op2(rw, "Add", scores, attention_bias);
+  double filter = o2m_rw_attr_f(rw, "mask_filter_value", -10000.0f);
+  o2m_value *s_len = xk_dim(rw, q, 2), *t_len = xk_dim(rw, k, 2);
+  o2m_status st = O2M_OK;
+  if (mask) {
+    o2m_value *seen = mask_seen(rw, mask, t_len, &st);
+    if (st) return st;
+    scores = xk_op2(rw, "Add", scores, additive(rw, seen, filter));
+  }
+  if (causal) scores = xk_op2(rw, "Add", scores, additive(rw, causal_seen(rw, s_len, t_len), filter));
+  o2m_attr axis = o2m_rw_attr_int("axis", -1);
+  o2m_value *probs = scores ? o2m_rw_op(rw, "Softmax", 1, &scores, &axis, 1) : NULL;
+  const int64_t merge_perm[4] = {0, 2, 1, 3}, merged[3] = {0, 0, -1};
+  return xk_bind(rw, 0, xk_reshape(rw, xk_transpose(rw, xk_op2(rw, "MatMul", probs, v), merge_perm, 4), merged, 3));
+}
+
+/* Concat(past, x) on the sequence axis of (B, N, T, D), or x. */
+static o2m_value *after_past(o2m_rewriter *rw, o2m_value *past, o2m_value *x) {
+  if (!past) return x;
+  o2m_attr axis = o2m_rw_attr_int("axis", 2);
+  o2m_value *in[2] = {past, x};
+  return o2m_rw_op(rw, "Concat", 2, in, &axis, 1);
+}
+
+/* MultiHeadAttention(query (B, S, H), key (B, L, H), value (B, L, Hv),
+ * bias (H + H + Hv)?, key_padding_mask?, attention_bias?, past_key?,
+ * past_value? (B, N, P, D)): the attention of Attention on separate Q, K,
+ * V; present_key / present_value (B, N, P + L, D). Packed and 4-D
+ * key/value forms are refused. */
+o2m_status o2m_decompose_multihead_attention(o2m_rewriter *rw) {
+  for (int i = 8; i < rw->node->n_inputs; i++)
+    if (o2m_rw_in(rw, i)) return o2m_rw_unsupported(rw, "input %d (past_sequence_length, cache_indirection)", i);
+  o2m_value *q = o2m_rw_in(rw, 0), *k = o2m_rw_in(rw, 1), *v = o2m_rw_in(rw, 2), *bias = o2m_rw_in(rw, 3);
+  int64_t heads = o2m_rw_attr_i(rw, "num_heads", 0), qd[3], vd[3];
+  if (heads <= 0) return o2m_rw_error(rw, "num_heads must be positive");
+  if (!k || !v || xk_rank(q) != 3 || xk_rank(k) != 3 || xk_rank(v) != 3 || !xk_static_dims(q, qd) ||
+      !xk_static_dims(v, vd))
+    return o2m_rw_unsupported(rw, "only 3-D query, key and value of known hidden sizes");
+  if (bias) {
+    q = xk_op2(rw, "Add", q, last_slice(rw, bias, 0, qd[2]));
+    k = xk_op2(rw, "Add", k, last_slice(rw, bias, qd[2], 2 * qd[2]));
+    v = xk_op2(rw, "Add", v, last_slice(rw, bias, 2 * qd[2], 2 * qd[2] + vd[2]));
+  }
+  q = split_heads(rw, q, heads);
+  k = after_past(rw, o2m_rw_in(rw, 6), split_heads(rw, k, heads));
+  v = after_past(rw, o2m_rw_in(rw, 7), split_heads(rw, v, heads));
+  o2m_status st = attend(rw, q, k, v, qd[2] / heads, o2m_rw_in(rw, 4), o2m_rw_in(rw, 5),
+                         o2m_rw_attr_i(rw, "unidirectional", 0) != 0);
+  if (!st) st = xk_bind(rw, 1, k);
+  return st ? st : xk_bind(rw, 2, v);
 }

@@ -165,6 +165,19 @@ case("attention_qkv_sizes", [helper.make_node("Attention", ["x", "w", "b"], ["y"
                                               qkv_hidden_sizes=[8, 8, 4])],
      att_in, ["y"], [("w", arr(8, 20, scale=0.3)), ("b", arr(20, scale=0.1))])
 
+mha_in = [("q", (2, 4, 8)), ("k", (2, 5, 8)), ("v", (2, 5, 8))]
+mha_b = [("bias", arr(24, scale=0.1))]
+case("multihead_attention", [helper.make_node("MultiHeadAttention", ["q", "k", "v", "bias"], ["y"], domain=MS,
+                                              num_heads=2)], mha_in, ["y"], mha_b)
+case("multihead_attention_mask", [helper.make_node("MultiHeadAttention", ["q", "k", "v", "", "mask"], ["y"],
+                                                   domain=MS, num_heads=2)],
+     mha_in, ["y"], [("mask", np.array([[1, 1, 1, 1, 0], [1, 1, 0, 0, 0]], np.int32))])
+case("multihead_attention_past", [helper.make_node("MultiHeadAttention",
+                                                   ["q", "k", "v", "bias", "", "", "pk", "pv"], ["y", "pres_k", "pres_v"],
+                                                   domain=MS, num_heads=2, unidirectional=1)],
+     [("q", (2, 4, 8)), ("k", (2, 4, 8)), ("v", (2, 4, 8)), ("pk", (2, 2, 3, 4)), ("pv", (2, 2, 3, 4))],
+     ["y", "pres_k", "pres_v"], mha_b)
+
 # ---- EmbedLayerNormalization (ids and mask fixed, the embeddings fed) ------------------------
 emb_ids = [("ids", rng.integers(0, 10, size=(2, 5)).astype(np.int32)),
            ("seg", rng.integers(0, 2, size=(2, 5)).astype(np.int32)),
