@@ -261,3 +261,24 @@ o2m_status o2m_infer_multihead_attention(o2m_infer_ctx *ctx) {
   }
   return O2M_OK;
 }
+
+/* GroupQueryAttention(query (B, S, N*D), key (B, S, Nkv*D), value, past_key
+ * (B, Nkv, P, D)?, ...): output (B, S, N*D); present_key / present_value
+ * (B, Nkv, P + S, D). */
+o2m_status o2m_infer_group_query_attention(o2m_infer_ctx *ctx) {
+  const o2m_type *q = o2m_in_type(ctx, 0), *pk = o2m_in_type(ctx, 3);
+  int64_t heads = o2m_attr_int(ctx, "num_heads", 0), kv = o2m_attr_int(ctx, "kv_num_heads", 0);
+  if (heads <= 0 || kv <= 0) return o2m_infer_error(ctx, "num_heads and kv_num_heads must be positive");
+  if (!ranked(q) || q->rank != 3) return o2m_infer_unsupported(ctx, "query not 3-D");
+  out_like(ctx, 0, q, q->elem);
+  for (int i = 1; i < 3; i++) {
+    if (!o2m_out_present(ctx, i)) continue;
+    o2m_type *p = o2m_out_tensor(ctx, i, q->elem, 4);
+    p->dims[0] = q->dims[0];
+    p->dims[1] = o2m_dim_known(kv);
+    p->dims[2] = o2m_in_present(ctx, 3) && ranked(pk) && pk->rank == 4 ? o2m_dim_add(ctx, pk->dims[2], q->dims[1])
+                                                                         : q->dims[1];
+    p->dims[3] = q->dims[2].size > 0 ? o2m_dim_known(q->dims[2].size / heads) : o2m_dim_fresh(ctx);
+  }
+  return O2M_OK;
+}

@@ -16,6 +16,7 @@
  *   MultiHeadAttention(query, key, value, bias?, key_padding_mask?,
  *             attention_bias?, past_key?, past_value?)  the same on
  *     separate Q, K, V (bias split three ways), present_key/_value
+ *   GroupQueryAttention  grouped heads over a KV cache (see its function)
  * Left-padding and 4-D mask_index forms, packed or pre-split key/value and
  * past_present_share_buffer are refused with their names.
  */
@@ -173,6 +174,92 @@ o2m_status o2m_decompose_multihead_attention(o2m_rewriter *rw) {
   v = after_past(rw, o2m_rw_in(rw, 7), split_heads(rw, v, heads));
   o2m_status st = attend(rw, q, k, v, qd[2] / heads, o2m_rw_in(rw, 4), o2m_rw_in(rw, 5),
                          o2m_rw_attr_i(rw, "unidirectional", 0) != 0);
+  if (!st) st = xk_bind(rw, 1, k);
+  return st ? st : xk_bind(rw, 2, v);
+}
+
+/* ---- GroupQueryAttention --------------------------------------------------------- */
+
+/* (B, Nkv, T, D) with each head repeated `groups` times in place:
+ * (B, Nkv * groups, T, D), head h reading kv head h / groups. */
+static o2m_value *repeat_heads(o2m_rewriter *rw, o2m_value *x, int64_t kv_heads, int64_t groups, int64_t head_size) {
+  if (groups == 1) return x;
+  const int64_t two[1] = {2}, repeats[5] = {1, 1, groups, 1, 1};
+  const int64_t merged[4] = {0, kv_heads * groups, -1, head_size};
+  o2m_value *tiled = xk_op2(rw, "Tile", xk_unsqueeze(rw, x, two, 1), o2m_rw_const_ints(rw, repeats, 5));
+  return xk_reshape(rw, tiled, merged, 4);
+}
+
+/* GroupQueryAttention(query (B, S, N*D), key, value (B, S, Nkv*D),
+ * past_key?, past_value? (B, Nkv, P, D), seqlens_k (B), total_sequence_length,
+ * cos_cache?, sin_cache?, position_ids?, attention_bias?): per batch b the
+ * total length is seqlens_k[b] + 1 and the new tokens follow
+ * past = total - S of them; keys = Concat(past, new) (rotated first by
+ * do_rotary at positions past + i, or position_ids), query i sees keys
+ * j <= past + i and j < total; scores softcapped where softcap > 0;
+ * output (B, S, N*D), present_key/_value the concatenated keys and
+ * values. The past buffer is taken to hold the past tokens exactly (a
+ * longer shared buffer is onnxruntime's past_present_share_buffer
+ * layout); packed QKV, local_window_size, smooth_softmax and head_sink are
+ * refused. */
+o2m_status o2m_decompose_group_query_attention(o2m_rewriter *rw) {
+  int64_t heads = o2m_rw_attr_i(rw, "num_heads", 0), kv_heads = o2m_rw_attr_i(rw, "kv_num_heads", 0);
+  if (heads <= 0 || kv_heads <= 0 || heads % kv_heads) return o2m_rw_error(rw, "num_heads must be a multiple of kv_num_heads");
+  if (!o2m_rw_in(rw, 1) || !o2m_rw_in(rw, 2)) return o2m_rw_unsupported(rw, "packed QKV");
+  if (o2m_rw_attr_i(rw, "local_window_size", -1) > 0) return o2m_rw_unsupported(rw, "local_window_size");
+  if (o2m_rw_attr_i(rw, "smooth_softmax", 0)) return o2m_rw_unsupported(rw, "smooth_softmax");
+  for (int i = 11; i < rw->node->n_inputs; i++)
+    if (o2m_rw_in(rw, i)) return o2m_rw_unsupported(rw, "input %d (head_sink)", i);
+  int64_t qd[3];
+  if (xk_rank(o2m_rw_in(rw, 0)) != 3 || !xk_static_dims(o2m_rw_in(rw, 0), qd))
+    return o2m_rw_unsupported(rw, "a query of unknown shape");
+  int64_t head_size = qd[2] / heads;
+  o2m_value *q = split_heads(rw, o2m_rw_in(rw, 0), heads);
+  o2m_value *k = split_heads(rw, o2m_rw_in(rw, 1), kv_heads);
+  o2m_value *v = split_heads(rw, o2m_rw_in(rw, 2), kv_heads);
+  /* total[b] = seqlens_k[b] + 1, past[b] = total[b] - S: (B, 1) */
+  const int64_t col[2] = {-1, 1}, last[1] = {-1};
+  o2m_value *total = xk_reshape(rw, xk_op2(rw, "Add", xk_cast(rw, o2m_rw_in(rw, 5), O2M_DT_INT64),
+                                             xk_scalar(rw, O2M_DT_INT64, 1)), col, 2);
+  o2m_value *s_len = xk_dim(rw, q, 2);
+  o2m_value *past_len = xk_op2(rw, "Sub", total, s_len);
+  o2m_value *steps = xk_op2(rw, "Add", past_len, xk_iota(rw, s_len)); /* (B, S): each token's position */
+  if (o2m_rw_attr_i(rw, "do_rotary", 0)) {
+    o2m_value *cos = o2m_rw_in(rw, 7), *sin = o2m_rw_in(rw, 8);
+    int64_t cd[2];
+    if (!cos || !sin || xk_rank(cos) != 2 || !xk_static_dims(cos, cd)) return o2m_rw_unsupported(rw, "do_rotary without 2-D caches");
+    o2m_value *ids = o2m_rw_in(rw, 9) ? o2m_rw_in(rw, 9) : steps;
+    o2m_attr attrs[2] = {o2m_rw_attr_int("interleaved", o2m_rw_attr_i(rw, "rotary_interleaved", 0)),
+                         o2m_rw_attr_int("rotary_embedding_dim", 2 * cd[1])};
+    o2m_value *qin[4] = {q, cos, sin, ids}, *kin[4] = {k, cos, sin, ids};
+    q = o2m_rw_op(rw, "RotaryEmbedding", 4, qin, attrs, 2);
+    k = o2m_rw_op(rw, "RotaryEmbedding", 4, kin, attrs, 2);
+  }
+  k = after_past(rw, o2m_rw_in(rw, 3), k);
+  v = after_past(rw, o2m_rw_in(rw, 4), v);
+  o2m_status st = O2M_OK;
+  double scale = o2m_rw_attr_f(rw, "scale", 0.0f), softcap = o2m_rw_attr_f(rw, "softcap", 0.0f);
+  if (scale == 0.0) scale = 1.0 / sqrt((double)head_size);
+  const int64_t kt_perm[4] = {0, 1, 3, 2};
+  o2m_value *kr = repeat_heads(rw, k, kv_heads, heads / kv_heads, head_size);
+  o2m_value *vr = repeat_heads(rw, v, kv_heads, heads / kv_heads, head_size);
+  o2m_value *scores = xk_op2(rw, "Mul", xk_op2(rw, "MatMul", q, xk_transpose(rw, kr, kt_perm, 4)),
+                             xk_scalar(rw, O2M_DT_FLOAT, scale));
+  if (softcap > 0.0)
+    scores = xk_op2(rw, "Mul", xk_op1(rw, "Tanh", xk_op2(rw, "Div", scores, xk_scalar(rw, O2M_DT_FLOAT, softcap))),
+                    xk_scalar(rw, O2M_DT_FLOAT, softcap));
+  if (o2m_rw_in(rw, 10)) scores = xk_op2(rw, "Add", scores, o2m_rw_in(rw, 10));
+  /* key j seen by token i of batch b: j <= steps[b, i] and j < total[b] */
+  const int64_t head_axis[1] = {1};
+  o2m_value *keys = xk_iota(rw, xk_dim(rw, kr, 2)); /* (T) */
+  o2m_value *causal = xk_op2(rw, "LessOrEqual", keys, xk_unsqueeze(rw, steps, last, 1));         /* (B, S, T) */
+  o2m_value *inside = xk_op2(rw, "Less", keys, xk_unsqueeze(rw, total, last, 1));                 /* (B, 1, T) */
+  o2m_value *seen = xk_unsqueeze(rw, xk_op2(rw, "And", causal, inside), head_axis, 1);            /* (B, 1, S, T) */
+  scores = xk_op2(rw, "Add", scores, additive(rw, seen, -INFINITY));
+  o2m_attr axis = o2m_rw_attr_int("axis", -1);
+  o2m_value *probs = scores ? o2m_rw_op(rw, "Softmax", 1, &scores, &axis, 1) : NULL;
+  const int64_t merge_perm[4] = {0, 2, 1, 3}, merged[3] = {0, 0, -1};
+  st = xk_bind(rw, 0, xk_reshape(rw, xk_transpose(rw, xk_op2(rw, "MatMul", probs, vr), merge_perm, 4), merged, 3));
   if (!st) st = xk_bind(rw, 1, k);
   return st ? st : xk_bind(rw, 2, v);
 }

@@ -178,6 +178,23 @@ case("multihead_attention_past", [helper.make_node("MultiHeadAttention",
      [("q", (2, 4, 8)), ("k", (2, 4, 8)), ("v", (2, 4, 8)), ("pk", (2, 2, 3, 4)), ("pv", (2, 2, 3, 4))],
      ["y", "pres_k", "pres_v"], mha_b)
 
+# GroupQueryAttention: a prompt (no past) and a decoding step over a cache, grouped heads
+def gqa(name, s_len, past, extra_attrs=None, rotary=False):
+    ins = ["q", "k", "v", "pk" if past else "", "pv" if past else "", "seqlens", "total"]
+    total = past + s_len
+    inits = [("seqlens", np.full(2, total - 1, np.int32)), ("total", np.array(total, np.int32))]
+    if rotary:  # head size 16: onnxruntime's CPU kernel rotates multiples of 16 only
+        ins += ["cos", "sin"]
+        th = np.outer(np.arange(16), 1.0 / (10000 ** (np.arange(0, 16, 2) / 16))).astype(np.float32)
+        inits += [("cos", np.cos(th)), ("sin", np.sin(th))]
+    feeds = [("q", (2, s_len, 32)), ("k", (2, s_len, 16)), ("v", (2, s_len, 16))]
+    if past:
+        feeds += [("pk", (2, 1, past, 16)), ("pv", (2, 1, past, 16))]
+    case(name, [helper.make_node("GroupQueryAttention", ins, ["y", "pres_k", "pres_v"], domain=MS, num_heads=2,
+                                 kv_num_heads=1, do_rotary=int(rotary), **(extra_attrs or {}))],
+         feeds, ["y", "pres_k", "pres_v"], inits)
+
+
 # ---- EmbedLayerNormalization (ids and mask fixed, the embeddings fed) ------------------------
 emb_ids = [("ids", rng.integers(0, 10, size=(2, 5)).astype(np.int32)),
            ("seg", rng.integers(0, 2, size=(2, 5)).astype(np.int32)),
@@ -209,6 +226,12 @@ case("rotary_embedding_offset", [helper.make_node("RotaryEmbedding", ["x", "pos"
 case("rotary_embedding_partial", [helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS,
                                                    num_heads=1, rotary_embedding_dim=4)],
      [("x", (2, 3, 8))], ["y"], [pos] + rot_cache)
+
+gqa("group_query_attention_prompt", 3, 0)
+gqa("group_query_attention_decode", 1, 3)
+gqa("group_query_attention_rotary", 1, 3, rotary=True)
+gqa("group_query_attention_rotary_prompt", 3, 0, {"rotary_interleaved": 1}, rotary=True)
+gqa("group_query_attention_softcap", 1, 2, {"softcap": 2.0, "scale": 0.4})
 
 # ---- quantized ops ------------------------------------------------------------------
 U8, I8 = np.uint8, np.int8
