@@ -320,8 +320,9 @@ o2m_status o2m_decompose_ms_rotary_embedding(o2m_rewriter *rw) {
  * position_embedding, segment_embedding?, gamma, beta, mask?,
  * position_ids?): LayerNormalization (epsilon 1e-12) of the sum of the
  * three embeddings looked up (positions 0..S-1 unless given) as output 0;
- * mask_index (output 1) the count of ones of each mask row, S without a
- * mask; the sum itself as embedding_sum (output 2). */
+ * mask_index (output 1) the count of ones of each mask row (zeros
+ * without a mask, as onnxruntime writes); the sum itself as embedding_sum
+ * (output 2). */
 o2m_status o2m_decompose_embed_layer_norm(o2m_rewriter *rw) {
   if (o2m_rw_attr_i(rw, "mask_index_type", 1) != 1) return o2m_rw_unsupported(rw, "mask_index_type other than 1");
   o2m_value *ids = o2m_rw_in(rw, 0), *pos_ids = o2m_rw_in(rw, 8);
@@ -339,10 +340,11 @@ o2m_status o2m_decompose_embed_layer_norm(o2m_rewriter *rw) {
   o2m_status st = xk_bind(rw, 0, o2m_rw_op(rw, "LayerNormalization", 3, in, attrs, 2));
   if (!st && o2m_rw_out(rw, 1)) {
     const int64_t rows[1] = {1};
-    o2m_value *count = o2m_rw_in(rw, 7)
-                           ? xk_reduce(rw, "ReduceSum", xk_cast(rw, o2m_rw_in(rw, 7), O2M_DT_INT32), rows, 1, 0)
-                           : xk_op2(rw, "Expand", xk_cast(rw, xk_dim(rw, ids, 1), O2M_DT_INT32),
-                                    xk_unsqueeze(rw, xk_dim(rw, ids, 0), zero, 1));
+    o2m_value *mask = o2m_rw_in(rw, 7);
+    o2m_value *ones = mask ? xk_cast(rw, xk_op2(rw, "Equal", mask, xk_scalar(rw, xk_elem(mask), 1)), O2M_DT_INT32) : NULL;
+    o2m_value *count = mask ? xk_reduce(rw, "ReduceSum", ones, rows, 1, 0)
+                            : xk_op2(rw, "Expand", xk_scalar(rw, O2M_DT_INT32, 0),
+                                     xk_unsqueeze(rw, xk_dim(rw, ids, 0), zero, 1));
     st = xk_bind(rw, 1, count);
   }
   return st ? st : xk_bind(rw, 2, sum);

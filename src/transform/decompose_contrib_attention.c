@@ -142,9 +142,11 @@ static o2m_status attend(o2m_rewriter *rw, o2m_value *q, o2m_value *k, o2m_value
   return xk_bind(rw, 0, xk_reshape(rw, xk_transpose(rw, xk_op2(rw, "MatMul", probs, v), merge_perm, 4), merged, 3));
 }
 
-/* Concat(past, x) on the sequence axis of (B, N, T, D), or x. */
+/* Concat(past, x) on the sequence axis of (B, N, T, D), or x (no past, or
+ * one of no tokens: a first prompt's empty cache). */
 static o2m_value *after_past(o2m_rewriter *rw, o2m_value *past, o2m_value *x) {
   if (!past) return x;
+  if (xk_rank(past) == 4 && xk_type(past)->dims[2].size == 0) return x;
   o2m_attr axis = o2m_rw_attr_int("axis", 2);
   o2m_value *in[2] = {past, x};
   return o2m_rw_op(rw, "Concat", 2, in, &axis, 1);

@@ -207,8 +207,8 @@ case("embed_layer_norm", [helper.make_node("EmbedLayerNormalization",
      emb_in, ["y", ("mask_index", TensorProto.INT32)], emb_ids)
 case("embed_layer_norm_sum", [helper.make_node("EmbedLayerNormalization",
                                                ["ids", "", "word", "posemb", "", "gamma", "beta"],
-                                               ["y", "", "sum"], domain=MS)],
-     emb_in[:2], ["y", "sum"], emb_ids)
+                                               ["y", "mask_index", "sum"], domain=MS)],
+     emb_in[:2], ["y", ("mask_index", TensorProto.INT32), "sum"], emb_ids)
 
 # ---- RotaryEmbedding ---------------------------------------------------------------------
 theta = np.outer(np.arange(16), 1.0 / (10000 ** (np.arange(0, 4, 2) / 4))).astype(np.float32)
@@ -418,6 +418,45 @@ qd += [N("Flatten", ["gapq"], ["flat"])] + qweight("fw", arr(10, 8, scale=0.3))
 qd += [N("Gemm", ["flat", "fw", "fb"], ["logits"], transB=1)]
 qinit += [("b1", arr(8, scale=0.1)), ("b2", arr(8, scale=0.1)), ("fb", arr(10, scale=0.1))]
 case("model_qdq_cnn_ort_optimized", qd, [("x", (1, 3, 8, 8))], ["logits"], qinit, opset=13, optimize=True)
+
+
+# a decoder block in onnxruntime-genai's form: SimplifiedLayerNormalization,
+# MatMulNBits projections, GroupQueryAttention with rotary over a KV cache,
+# SkipSimplifiedLayerNormalization, a SiLU-gated MLP
+dec, dinit = [], []
+
+
+def nbits_weight(name, k, n, block=16):
+    n_blocks = (k + block - 1) // block
+    dinit.extend([(name + "_q", random_of((n, n_blocks, block // 2), U8)),
+                  (name + "_s", (rng.random(n * n_blocks) * 0.05 + 0.01).astype(np.float32)),
+                  (name + "_zp", random_of((n * ((n_blocks * 4 + 7) // 8),), U8))])
+    return [name + "_q", name + "_s", name + "_zp"], dict(K=k, N=n, bits=4, block_size=block)
+
+
+def nbits(out, x, name, k, n):
+    ins, attrs = nbits_weight(name, k, n)
+    dec.append(N("MatMulNBits", [x] + ins, [out], domain=MS, **attrs))
+
+
+th = np.outer(np.arange(16), 1.0 / (10000 ** (np.arange(0, 16, 2) / 16))).astype(np.float32)
+dinit += [("g1", (rng.random(32) + 0.5).astype(np.float32)), ("g2", (rng.random(32) + 0.5).astype(np.float32)),
+          ("cos", np.cos(th)), ("sin", np.sin(th)), ("seqlens", np.array([3], np.int32)), ("total", np.array(4, np.int32))]
+dec.append(N("SimplifiedLayerNormalization", ["x", "g1"], ["n1"], epsilon=1e-5))
+nbits("q", "n1", "wq", 32, 32)
+nbits("k", "n1", "wk", 32, 16)
+nbits("v", "n1", "wv", 32, 16)
+dec.append(N("GroupQueryAttention", ["q", "k", "v", "past_k", "past_v", "seqlens", "total", "cos", "sin"],
+             ["attn", "present_k", "present_v"], domain=MS, num_heads=2, kv_num_heads=1, do_rotary=1))
+nbits("o", "attn", "wo", 32, 32)
+dec.append(N("SkipSimplifiedLayerNormalization", ["o", "x", "g2"], ["n2", "", "", "res"], domain=MS, epsilon=1e-5))
+nbits("gate", "n2", "wg", 32, 64)
+nbits("up", "n2", "wu", 32, 64)
+dec += [N("Sigmoid", ["gate"], ["gate_s"]), N("Mul", ["gate", "gate_s"], ["silu"]), N("Mul", ["silu", "up"], ["act"])]
+nbits("down", "act", "wd", 64, 32)
+dec.append(N("Add", ["down", "res"], ["out"]))
+case("model_genai_decoder_block", dec, [("x", (1, 4, 32)), ("past_k", (1, 1, 0, 16)), ("past_v", (1, 1, 0, 16))],
+     ["out", "present_k", "present_v"], dinit)
 
 
 def write_case(name, nodes, inputs, outputs, inits, ms_opset, opset, optimize):
