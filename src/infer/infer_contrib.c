@@ -133,11 +133,16 @@ o2m_status o2m_infer_qlinear_global_pool(o2m_infer_ctx *ctx) {
 }
 
 /* QLinearAveragePool(X, x_scale, x_zp, y_scale, y_zp): AveragePool's
- * shape (channels first only). */
+ * shape; channels last: N and C known, the spatial dims symbols. */
 o2m_status o2m_infer_qlinear_pool(o2m_infer_ctx *ctx) {
-  if (o2m_attr_int(ctx, "channels_last", 0))
-    return o2m_infer_unsupported(ctx, "channels_last QLinearAveragePool");
-  return o2m_infer_pool(ctx);
+  const o2m_type *x = o2m_in_type(ctx, 0);
+  if (!o2m_attr_int(ctx, "channels_last", 0)) return o2m_infer_pool(ctx);
+  if (!o2m_out_present(ctx, 0) || !ranked(x) || x->rank < 3) return O2M_OK;
+  o2m_type *y = o2m_out_tensor(ctx, 0, quant_dtype(ctx, 4, 0), x->rank);
+  for (int k = 0; k < x->rank; k++) y->dims[k] = o2m_dim_fresh(ctx);
+  y->dims[0] = x->dims[0];
+  y->dims[x->rank - 1] = x->dims[x->rank - 1];
+  return O2M_OK;
 }
 
 /* QLinearConcat(Y_scale, Y_zp, X0, X0_scale, X0_zp, ...): the X_i

@@ -185,7 +185,7 @@ o2m_status o2m_decompose_fused_matmul(o2m_rewriter *rw) {
     int rank = xk_rank(ab[i]);
     if (!t && !tb) continue;
     if (rank < 0 || rank > 64) return o2m_rw_unsupported(rw, "%s on an input of unknown rank", t ? trans[i] : batch[i]);
-    if (tb && rank < 3) return o2m_rw_error(rw, "%s needs an input of rank 3 or more", batch[i]);
+    if (tb && rank < 3) return o2m_rw_unsupported(rw, "%s on an input of rank %d (onnxruntime needs 3 or more)", batch[i], rank);
     if (rank >= 2) ab[i] = fused_operand(rw, ab[i], rank, t, tb);
   }
   o2m_value *y = o2m_rw_op(rw, "MatMul", 2, ab, NULL, 0);

@@ -138,3 +138,12 @@ onnx.save(m, os.path.join(out, "om_function.onnx"))
 # An attribute of the wrong kind for onnx-mlir's op is refused on its node.
 one_node("om_bad_attr.onnx", 17, helper.make_node("LeakyRelu", ["x"], ["y"], name="leaky", alpha=1),
          [vi("x", F, [2])], [vi("y", F, [2])])
+
+# contrib ops the shared layer does not write (an unknown op, an option
+# onnxruntime rejects) next to one it does: all reported at once.
+save("om_contrib_unsupported.onnx", helper.make_graph([
+    helper.make_node("Frobnicate", ["x"], ["a"], name="frob", domain="com.microsoft"),
+    helper.make_node("FusedMatMul", ["x", "x"], ["b"], name="fmm_bad", domain="com.microsoft", transBatchA=1),
+    helper.make_node("FusedMatMul", ["x", "x"], ["c"], name="fmm_ok", domain="com.microsoft", alpha=0.5)],
+    "contrib", [vi("x", F, [2, 2])], [vi("a", F, [2, 2]), vi("b", F, None), vi("c", F, None)]),
+    17, (("com.microsoft", 1),))
