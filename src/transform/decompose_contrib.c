@@ -28,6 +28,8 @@
  *                             (a one-element position_ids an offset)
  *   EmbedLayerNormalization   LayerNormalization of the summed embeddings
  *                             (see its function)
+ *   Inverse(X (..., N, N))    Gauss-Jordan elimination with partial
+ *                             pivoting, unrolled (N known, at most 16)
  * Activations of FusedConv / FusedGemm: those onnxruntime's fusers make
  * (fused_activations below); any other is refused with its name.
  */
@@ -348,4 +350,65 @@ o2m_status o2m_decompose_embed_layer_norm(o2m_rewriter *rw) {
     st = xk_bind(rw, 1, count);
   }
   return st ? st : xk_bind(rw, 2, sum);
+}
+
+/* ---- Inverse ------------------------------------------------------------------------ */
+
+/* x[..., i] of the last axis for a 1-D one-element i, keeping the axis:
+ * (..., 1). */
+static o2m_value *last_at(o2m_rewriter *rw, o2m_value *x, o2m_value *i) {
+  o2m_attr axis = o2m_rw_attr_int("axis", -1);
+  o2m_value *in[2] = {x, i};
+  return o2m_rw_op(rw, "Gather", 2, in, &axis, 1);
+}
+
+/* Inverse(X (..., N, N)) of a known N: Gauss-Jordan elimination with
+ * partial pivoting on [X | I], unrolled over the N columns. */
+o2m_status o2m_decompose_inverse(o2m_rewriter *rw) {
+  o2m_value *x = o2m_rw_in(rw, 0);
+  int rank = xk_rank(x);
+  if (rank < 2 || rank > 16) return o2m_rw_unsupported(rw, "an input of rank below 2 or unknown");
+  int64_t n = xk_type(x)->dims[rank - 1].size;
+  if (n <= 0 || n > 16 || xk_type(x)->dims[rank - 2].size != n)
+    return o2m_rw_unsupported(rw, "a matrix size unknown, not square or above 16");
+  o2m_dtype t = xk_elem(x);
+  /* [X | I]: (..., N, 2N) */
+  int64_t eye_dims[2] = {n, n};
+  double *eye = o2m_arena_array(&rw->model->arena, (size_t)(n * n), sizeof(double));
+  if (!eye) return o2m_rw_error(rw, "out of memory");
+  for (int64_t i = 0; i < n; i++) eye[i * n + i] = 1.0;
+  o2m_value *id = xk_op2(rw, "Add", xk_op2(rw, "Mul", x, xk_scalar_like(rw, x, 0.0)),
+                         xk_const_nd(rw, t, 2, eye_dims, eye));
+  o2m_attr cat = o2m_rw_attr_int("axis", -1);
+  o2m_value *parts[2] = {x, id};
+  o2m_value *a = o2m_rw_op(rw, "Concat", 2, parts, &cat, 1);
+  o2m_value *rows = xk_iota(rw, xk_scalar(rw, O2M_DT_INT64, (double)n)); /* (N) */
+  const int64_t last[1] = {-1};
+  o2m_value *rows_col = xk_unsqueeze(rw, rows, last, 1);                  /* (N, 1) */
+  for (int64_t c = 0; c < n && a; c++) {
+    o2m_value *cc = xk_scalar(rw, O2M_DT_INT64, (double)c), *c1 = o2m_rw_const_ints(rw, &c, 1);
+    /* the pivot: the row r >= c of the largest |a[r, c]| */
+    o2m_value *col = last_at(rw, a, c1); /* (..., N, 1) */
+    o2m_value *eligible = xk_op2(rw, "GreaterOrEqual", rows_col, cc);
+    o2m_value *mag = xk_where(rw, eligible, xk_op1(rw, "Abs", col), xk_scalar_like(rw, col, -1.0));
+    o2m_attr am[2] = {o2m_rw_attr_int("axis", -2), o2m_rw_attr_int("keepdims", 1)};
+    o2m_value *pivot = mag ? o2m_rw_op(rw, "ArgMax", 1, &mag, am, 2) : NULL; /* (..., 1, 1) */
+    /* swap rows c and pivot: row r reads row perm[r] */
+    o2m_value *at_c = xk_op2(rw, "Equal", rows_col, cc);
+    o2m_value *perm = xk_where(rw, at_c, pivot, xk_where(rw, xk_op2(rw, "Equal", rows_col, pivot), cc, rows_col));
+    o2m_value *idx = xk_op2(rw, "Expand", perm, xk_op1(rw, "Shape", a));
+    o2m_attr ga = o2m_rw_attr_int("axis", -2);
+    o2m_value *gin[2] = {a, idx};
+    a = idx ? o2m_rw_op(rw, "GatherElements", 2, gin, &ga, 1) : NULL;
+    /* normalize row c, eliminate column c from the others */
+    o2m_attr ra = o2m_rw_attr_int("axis", -2);
+    o2m_value *rin[2] = {a, c1};
+    o2m_value *row = a ? o2m_rw_op(rw, "Gather", 2, rin, &ra, 1) : NULL; /* (..., 1, 2N) */
+    row = xk_op2(rw, "Div", row, last_at(rw, row, c1));
+    o2m_value *factor = xk_where(rw, at_c, xk_scalar_like(rw, x, 0.0), last_at(rw, a, c1));
+    a = xk_where(rw, at_c, row, xk_op2(rw, "Sub", a, xk_op2(rw, "Mul", factor, row)));
+  }
+  const int64_t from[1] = {n}, to[1] = {2 * n};
+  o2m_value *sl[4] = {a, o2m_rw_const_ints(rw, from, 1), o2m_rw_const_ints(rw, to, 1), o2m_rw_const_ints(rw, last, 1)};
+  return xk_bind(rw, 0, a ? o2m_rw_op(rw, "Slice", 4, sl, NULL, 0) : NULL);
 }

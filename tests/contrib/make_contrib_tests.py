@@ -210,6 +210,10 @@ case("embed_layer_norm_sum", [helper.make_node("EmbedLayerNormalization",
                                                ["y", "mask_index", "sum"], domain=MS)],
      emb_in[:2], ["y", ("mask_index", TensorProto.INT32), "sum"], emb_ids)
 
+# ---- Inverse ------------------------------------------------------------------------------
+case("inverse", [helper.make_node("Inverse", ["x"], ["y"], domain=MS)], [("x", (3, 3))], ["y"])
+case("inverse_batched", [helper.make_node("Inverse", ["x"], ["y"], domain=MS)], [("x", (2, 2, 4, 4))], ["y"])
+
 # ---- RotaryEmbedding ---------------------------------------------------------------------
 theta = np.outer(np.arange(16), 1.0 / (10000 ** (np.arange(0, 4, 2) / 4))).astype(np.float32)
 rot_cache = [("cos", np.cos(theta)), ("sin", np.sin(theta))]
