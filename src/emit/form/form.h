@@ -99,6 +99,13 @@ o2m_status form_node_failv(o2m_diag *diag, const o2m_model *model, const char *m
  * parse error or when out of memory. */
 MlirType form_parse_type_cached(MlirContext ctx, o2m_strmap *cache, o2m_arena *arena,
                                 const char *text);
+/* The status of making a type from its text: `reason` (a static reason:
+ * O2M_ERR_UNSUPPORTED) when the type has no text, out of memory when
+ * `text_failed`, else the parsed (cached) type in *out or
+ * O2M_ERR_INTERNAL; *why gets the reason. */
+o2m_status form_type_from_text(MlirContext ctx, o2m_strmap *cache, o2m_arena *arena,
+                               const char *text, int text_failed, const char *reason,
+                               MlirType *out, const char **why);
 /* A fixed buffer that MLIR's printers append to (truncating, always
  * NUL-terminated): pass form_text_append as the callback. */
 typedef struct form_text {

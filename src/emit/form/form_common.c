@@ -50,6 +50,21 @@ MlirType form_parse_type_cached(MlirContext ctx, o2m_strmap *cache, o2m_arena *a
   return type;
 }
 
+o2m_status form_type_from_text(MlirContext ctx, o2m_strmap *cache, o2m_arena *arena,
+                               const char *text, int text_failed, const char *reason,
+                               MlirType *out, const char **why) {
+  *why = reason;
+  if (reason) return O2M_ERR_UNSUPPORTED;
+  if (text_failed) {
+    *why = "out of memory";
+    return O2M_ERR_NOMEM;
+  }
+  *out = form_parse_type_cached(ctx, cache, arena, text);
+  if (!mlirTypeIsNull(*out)) return O2M_OK;
+  *why = "MLIR did not accept its type text";
+  return O2M_ERR_INTERNAL;
+}
+
 void form_text_append(MlirStringRef s, void *text) {
   form_text *t = text;
   if (!t->cap) return;

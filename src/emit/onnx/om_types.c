@@ -154,20 +154,9 @@ static const char *add_type_text(om_emitter *em, text_buf *t, const o2m_type *ty
 
 o2m_status om_type(om_emitter *em, const o2m_type *type, MlirType *out, const char **why) {
   text_buf t = {0};
-  *why = add_type_text(em, &t, type, 0);
-  o2m_status status = O2M_OK;
-  if (*why) {
-    status = O2M_ERR_UNSUPPORTED;
-  } else if (t.failed) {
-    *why = "out of memory";
-    status = O2M_ERR_NOMEM;
-  } else {
-    *out = form_parse_type_cached(em->ctx, &em->type_cache, &em->arena, t.p);
-    if (mlirTypeIsNull(*out)) {
-      *why = "MLIR did not accept its type text";
-      status = O2M_ERR_INTERNAL;
-    }
-  }
+  const char *reason = add_type_text(em, &t, type, 0);
+  o2m_status status = form_type_from_text(em->ctx, &em->type_cache, &em->arena, t.p, t.failed, reason,
+                                          out, why);
   free(t.p);
   return status;
 }

@@ -211,20 +211,9 @@ o2m_status torch_type(o2m_torch *em, const o2m_type *type, MlirType *out,
                       const char **why) {
   text_buf t;
   text_init(&t);
-  *why = add_type_text(&t, type, 0);
-  o2m_status status = O2M_OK;
-  if (*why) {
-    status = O2M_ERR_UNSUPPORTED;
-  } else if (t.failed) {
-    *why = "out of memory";
-    status = O2M_ERR_NOMEM;
-  } else {
-    *out = torch_parse_type(em, t.p);
-    if (mlirTypeIsNull(*out)) {
-      *why = "MLIR did not accept its type text";
-      status = O2M_ERR_INTERNAL;
-    }
-  }
+  const char *reason = add_type_text(&t, type, 0);
+  o2m_status status = form_type_from_text(em->ctx, &em->type_cache, &em->arena, t.p, t.failed,
+                                          reason, out, why);
   text_free(&t);
   return status;
 }
