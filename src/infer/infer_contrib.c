@@ -287,3 +287,21 @@ o2m_status o2m_infer_group_query_attention(o2m_infer_ctx *ctx) {
   }
   return O2M_OK;
 }
+
+/* NhwcConv, NhwcFusedConv(X (N, spatial..., C), W (M, C/g, k...), ...):
+ * Y (N, spatial'..., M); the spatial sizes are Conv's, inferred here as
+ * symbols except where the window leaves them unchanged (not known
+ * without it: left to the decomposition's Conv). */
+o2m_status o2m_infer_nhwc_conv(o2m_infer_ctx *ctx) {
+  const o2m_type *x = o2m_in_type(ctx, 0), *w = o2m_in_type(ctx, 1);
+  if (!o2m_out_present(ctx, 0)) return O2M_OK;
+  if (!ranked(x) || x->rank < 3) {
+    if (x->elem) o2m_out_tensor(ctx, 0, x->elem, -1);
+    return O2M_OK;
+  }
+  o2m_type *y = o2m_out_tensor(ctx, 0, x->elem, x->rank);
+  for (int k = 0; k < x->rank; k++) y->dims[k] = o2m_dim_fresh(ctx);
+  y->dims[0] = x->dims[0];
+  if (ranked(w) && w->rank == x->rank) y->dims[x->rank - 1] = w->dims[0];
+  return O2M_OK;
+}

@@ -30,6 +30,8 @@
  *                             (see its function)
  *   Inverse(X (..., N, N))    Gauss-Jordan elimination with partial
  *                             pivoting, unrolled (N known, at most 16)
+ *   NhwcConv, NhwcFusedConv   Conv / FusedConv between transposes (X, Z
+ *                             and Y channels last, W in ONNX's layout)
  * Activations of FusedConv / FusedGemm: those onnxruntime's fusers make
  * (fused_activations below); any other is refused with its name.
  */
@@ -411,4 +413,39 @@ o2m_status o2m_decompose_inverse(o2m_rewriter *rw) {
   const int64_t from[1] = {n}, to[1] = {2 * n};
   o2m_value *sl[4] = {a, o2m_rw_const_ints(rw, from, 1), o2m_rw_const_ints(rw, to, 1), o2m_rw_const_ints(rw, last, 1)};
   return xk_bind(rw, 0, a ? o2m_rw_op(rw, "Slice", 4, sl, NULL, 0) : NULL);
+}
+
+/* ---- NhwcConv, NhwcFusedConv ------------------------------------------------------- */
+
+/* x (N, spatial..., C) <-> (N, C, spatial...). */
+static o2m_value *nhwc(o2m_rewriter *rw, o2m_value *x, int rank, int to_first) {
+  int64_t perm[16];
+  perm[0] = 0;
+  for (int k = 1; k < rank; k++) perm[k] = to_first ? (k == 1 ? rank - 1 : k - 1) : (k == rank - 1 ? 1 : k + 1);
+  return xk_transpose(rw, x, perm, rank);
+}
+
+/* NhwcConv(X, W, B?) and NhwcFusedConv(X, W, B?, Z?): Conv / FusedConv on
+ * channels-last X, Z and Y, W in ONNX's (M, C/group, k...) layout. */
+o2m_status o2m_decompose_nhwc_conv(o2m_rewriter *rw) {
+  int rank = xk_rank(o2m_rw_in(rw, 0));
+  if (rank < 3 || rank > 16) return o2m_rw_unsupported(rw, "an input of unknown rank");
+  const fused_activation *act = NULL;
+  int fused = strcmp(rw->node->op_type, "NhwcFusedConv") == 0;
+  o2m_status st = fused ? node_activation(rw, 1, &act) : O2M_OK;
+  if (st) return st;
+  const o2m_attr *params = o2m_rw_attr(rw, "activation_params");
+  int n_given = params && params->type == O2M_ATTR_FLOATS ? params->count : 0;
+  if (act && n_given != act->n_params && !(n_given == 0 && act->n_params == 0))
+    return o2m_rw_error(rw, "activation %s takes %d parameters, %d given", act->name, act->n_params, n_given);
+  double p[2] = {0, 0};
+  for (int i = 0; act && i < act->n_params; i++) p[i] = params->floats[i];
+  int n_attrs;
+  o2m_attr *attrs = xk_attrs_except(rw, fused_conv_extras, 0, &n_attrs);
+  if (!attrs) return xk_failed(rw);
+  o2m_value *in[3] = {nhwc(rw, o2m_rw_in(rw, 0), rank, 1), o2m_rw_in(rw, 1), o2m_rw_in(rw, 2)};
+  o2m_value *y = in[0] ? o2m_rw_op(rw, "Conv", in[2] ? 3 : 2, in, attrs, n_attrs) : NULL;
+  if (fused && o2m_rw_in(rw, 3)) y = xk_op2(rw, "Add", y, nhwc(rw, o2m_rw_in(rw, 3), rank, 1));
+  if (act) y = apply_activation(rw, act, y, p);
+  return xk_bind(rw, 0, y ? nhwc(rw, y, rank, 0) : NULL);
 }

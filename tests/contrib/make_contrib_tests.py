@@ -24,11 +24,11 @@ rng = np.random.default_rng(20261202)
 CASES = []
 
 
-def case(name, nodes, inputs, outputs, inits=(), ms_opset=1, opset=17, optimize=False):
+def case(name, nodes, inputs, outputs, inits=(), ms_opset=1, opset=17, optimize=False, reference=None):
     """inputs: (name, shape[, numpy dtype]) graph inputs fed at random
     (float32 unless given); inits: (name, array) initializers; outputs:
     names (types left to inference)."""
-    CASES.append((name, nodes, inputs, outputs, inits, ms_opset, opset, optimize))
+    CASES.append((name, nodes, inputs, outputs, inits, ms_opset, opset, optimize, reference))
 
 
 def random_of(shape, dtype=np.float32):
@@ -141,7 +141,28 @@ case("skip_simplified_layer_norm_mean",
      [helper.make_node("SkipSimplifiedLayerNormalization", ["x", "skip", "gamma"], ["y", "mean", "inv_std"],
                        domain=MS)], ln_x, ["y", "mean", "inv_std"], [gamma])
 
-# (NhwcConv and BiasAdd have no CPU kernel in onnxruntime: no reference here.)
+# NhwcConv, NhwcFusedConv: no CPU kernel in onnxruntime; the reference is
+# onnxruntime running the documented equivalent, Conv / FusedConv between
+# transposes; BiasAdd likewise, X + bias + skip.
+case("bias_add", [helper.make_node("BiasAdd", ["x", "bias", "skip"], ["y"], domain=MS)],
+     [("x", (2, 3, 8)), ("skip", (2, 3, 8))], ["y"], [("bias", arr(8))],
+     reference=[helper.make_node("Add", ["x", "bias"], ["xb"]), helper.make_node("Add", ["xb", "skip"], ["y"])])
+to_nchw, to_nhwc = [0, 3, 1, 2], [0, 2, 3, 1]
+case("nhwc_conv", [helper.make_node("NhwcConv", ["x", "w", "b"], ["y"], domain=MS, kernel_shape=[3, 3],
+                                    pads=[1, 1, 1, 1], strides=[2, 2])],
+     [("x", (1, 5, 5, 2))], ["y"], conv_w,
+     reference=[helper.make_node("Transpose", ["x"], ["xt"], perm=to_nchw),
+                helper.make_node("Conv", ["xt", "w", "b"], ["yt"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                                 strides=[2, 2]),
+                helper.make_node("Transpose", ["yt"], ["y"], perm=to_nhwc)])
+case("nhwc_fused_conv", [helper.make_node("NhwcFusedConv", ["x", "w", "b", "z"], ["y"], domain=MS,
+                                          kernel_shape=[3, 3], pads=[1, 1, 1, 1], activation="Relu")],
+     [("x", (1, 5, 5, 2)), ("z", (1, 5, 5, 3))], ["y"], conv_w,
+     reference=[helper.make_node("Transpose", ["x"], ["xt"], perm=to_nchw),
+                helper.make_node("Transpose", ["z"], ["zt"], perm=to_nchw),
+                helper.make_node("FusedConv", ["xt", "w", "b", "zt"], ["yt"], domain=MS, kernel_shape=[3, 3],
+                                 pads=[1, 1, 1, 1], activation="Relu"),
+                helper.make_node("Transpose", ["yt"], ["y"], perm=to_nhwc)])
 
 # ---- Attention ---------------------------------------------------------------------------
 att_w = [("w", arr(8, 24, scale=0.3)), ("b", arr(24, scale=0.1))]
@@ -463,7 +484,7 @@ case("model_genai_decoder_block", dec, [("x", (1, 4, 32)), ("past_k", (1, 1, 0, 
      ["out", "present_k", "present_v"], dinit)
 
 
-def write_case(name, nodes, inputs, outputs, inits, ms_opset, opset, optimize):
+def write_case(name, nodes, inputs, outputs, inits, ms_opset, opset, optimize, reference):
     d = os.path.join(HERE, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, "ref"))
@@ -482,6 +503,11 @@ def write_case(name, nodes, inputs, outputs, inits, ms_opset, opset, optimize):
     model.ir_version = 8
     # a whole model: onnxruntime's 'extended' optimizations write model.onnx
     onnx.save(model, os.path.join(d, "ref", "source.onnx") if optimize else os.path.join(d, "model.onnx"))
+    if reference:  # the same computation in ops onnxruntime's CPU provider has
+        graph = helper.make_graph(reference, name, list(graph.input), list(graph.output), list(graph.initializer))
+        ref = helper.make_model(graph, opset_imports=list(model.opset_import))
+        ref.ir_version = 8
+        onnx.save(ref, os.path.join(d, "ref", "reference.onnx"))
     for i, inp in enumerate(inputs):
         n, s = inp[0], inp[1]
         a = random_of(s, inp[2] if len(inp) > 2 else np.float32)

@@ -4,7 +4,9 @@
 // the model's input order) and writes CASE/ref/output_<i>.npy. When
 // CASE/ref/source.onnx exists, CASE/model.onnx is first written from it
 // by onnxruntime's 'extended' graph optimizations (optimizedModelFilePath),
-// as deployed models are. Developer tooling: needs onnxruntime-node (npm
+// as deployed models are. When CASE/ref/reference.onnx exists (an op with
+// no CPU kernel in onnxruntime), the outputs come from that equivalent
+// model in standard ops instead. Developer tooling: needs onnxruntime-node (npm
 // install --ignore-scripts in bench/), never run by the tests.
 //   usage: node tests/contrib/ort_reference.mjs CASE...
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -47,7 +49,8 @@ for (const dir of process.argv.slice(2)) {
   if (existsSync(`${dir}/ref/source.onnx`))
     await ort.InferenceSession.create(`${dir}/ref/source.onnx`, {
       intraOpNumThreads: 1, graphOptimizationLevel: 'extended', optimizedModelFilePath: `${dir}/model.onnx` });
-  const session = await ort.InferenceSession.create(`${dir}/model.onnx`,
+  const source = existsSync(`${dir}/ref/reference.onnx`) ? `${dir}/ref/reference.onnx` : `${dir}/model.onnx`;
+  const session = await ort.InferenceSession.create(source,
                                                      { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled' });
   const feeds = {};
   session.inputNames.forEach((name, i) => { feeds[name] = readNpy(`${dir}/ref/input_${i}.npy`); });
