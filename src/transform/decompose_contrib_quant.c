@@ -16,7 +16,9 @@
  *       DynamicQuantizeLinear first, as onnxruntime does
  *   MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?): B's 2..8-bit
  *       blocks (block_size along K, packed low bits first) dequantized,
- *       (q - zp) * scale, zp 2^(bits-1) when absent; A @ W^T + bias
+ *       (q - zp) * scale with the scale and zero point of k's block (k /
+ *       block_size, or g_idx[k]: with float or no zero points), zp 2^(bits-1)
+ *       when absent; A @ W^T + bias
  * A missing zero point is a zero of the quantized input's type. Scales
  * per tensor, or per last axis where onnxruntime allows it (B's columns).
  */
@@ -200,43 +202,54 @@ static o2m_value *unpack_bits(o2m_rewriter *rw, o2m_value *x, int bits, int rank
   return xk_reshape(rw, stacked, shape, rank);
 }
 
+/* x[:, 0:end] of a 2-D value. */
+static o2m_value *columns(o2m_rewriter *rw, o2m_value *x, int64_t end) {
+  const int64_t starts[1] = {0}, ends[1] = {end}, axes[1] = {1};
+  o2m_value *sl[4] = {x, o2m_rw_const_ints(rw, starts, 1), o2m_rw_const_ints(rw, ends, 1),
+                      o2m_rw_const_ints(rw, axes, 1)};
+  return o2m_rw_op(rw, "Slice", 4, sl, NULL, 0);
+}
+
 o2m_status o2m_decompose_matmul_nbits(o2m_rewriter *rw) {
   int64_t k = o2m_rw_attr_i(rw, "K", 0), n = o2m_rw_attr_i(rw, "N", 0);
   int64_t bits = o2m_rw_attr_i(rw, "bits", 4), block = o2m_rw_attr_i(rw, "block_size", 0);
   if (k <= 0 || n <= 0 || block < 16 || (block & (block - 1)))
     return o2m_rw_error(rw, "K, N must be positive and block_size a power of two >= 16");
   if (bits != 2 && bits != 4 && bits != 8) return o2m_rw_unsupported(rw, "%lld-bit weights", (long long)bits);
-  if (o2m_rw_in(rw, 4)) return o2m_rw_unsupported(rw, "g_idx");
-  o2m_value *b = o2m_rw_in(rw, 1), *scales = o2m_rw_in(rw, 2), *zp = o2m_rw_in(rw, 3);
+  o2m_value *b = o2m_rw_in(rw, 1), *scales = o2m_rw_in(rw, 2), *zp = o2m_rw_in(rw, 3), *g_idx = o2m_rw_in(rw, 4);
   int64_t n_blocks = (k + block - 1) / block, blob = block * bits / 8;
   if (xk_elem(b) != O2M_DT_UINT8) return o2m_rw_unsupported(rw, "B is not uint8");
-  const int64_t b_shape[3] = {n, n_blocks, blob};
-  o2m_value *q = unpack_bits(rw, xk_reshape(rw, b, b_shape, 3), (int)bits, 3, b_shape);
+  if (g_idx && zp && xk_elem(zp) == O2M_DT_UINT8)
+    return o2m_rw_unsupported(rw, "g_idx with packed uint8 zero points (onnxruntime reads them in another order)");
+  /* q: (N, K) */
+  const int64_t b_shape[3] = {n, n_blocks, blob}, flat[2] = {n, n_blocks * block};
+  o2m_value *q = xk_reshape(rw, unpack_bits(rw, xk_reshape(rw, b, b_shape, 3), (int)bits, 3, b_shape), flat, 2);
+  if (n_blocks * block != k) q = columns(rw, q, k);
+  /* scales and zero points per block: (N, n_blocks) */
   o2m_dtype f = xk_elem(scales);
-  const int64_t col[3] = {n, n_blocks, 1};
-  o2m_value *zero;
+  const int64_t per_block[2] = {n, n_blocks};
+  o2m_value *s2 = xk_reshape(rw, scales, per_block, 2), *zero;
   if (!zp) {
     zero = xk_scalar(rw, f, (double)(1 << (bits - 1)));
   } else if (xk_elem(zp) == O2M_DT_UINT8) {
-    int64_t packed = (n_blocks * bits + 7) / 8;
-    const int64_t zp_shape[2] = {n, packed};
-    o2m_value *all = unpack_bits(rw, xk_reshape(rw, zp, zp_shape, 2), (int)bits, 2, zp_shape);
-    const int64_t starts[1] = {0}, ends[1] = {n_blocks}, axes[1] = {1};
-    o2m_value *sl[4] = {all, o2m_rw_const_ints(rw, starts, 1), o2m_rw_const_ints(rw, ends, 1),
-                        o2m_rw_const_ints(rw, axes, 1)};
-    zero = xk_reshape(rw, xk_cast(rw, o2m_rw_op(rw, "Slice", 4, sl, NULL, 0), f), col, 3);
+    const int64_t zp_shape[2] = {n, (n_blocks * bits + 7) / 8};
+    zero = xk_cast(rw, columns(rw, unpack_bits(rw, xk_reshape(rw, zp, zp_shape, 2), (int)bits, 2, zp_shape), n_blocks), f);
   } else {
-    zero = xk_reshape(rw, zp, col, 3);
+    zero = xk_reshape(rw, zp, per_block, 2);
   }
-  o2m_value *w = xk_op2(rw, "Mul", xk_op2(rw, "Sub", xk_cast(rw, q, f), zero), xk_reshape(rw, scales, col, 3));
-  const int64_t flat[2] = {n, n_blocks * block};
-  w = xk_reshape(rw, w, flat, 2);
-  if (n_blocks * block != k) {
-    const int64_t starts[1] = {0}, ends[1] = {k}, axes[1] = {1};
-    o2m_value *sl[4] = {w, o2m_rw_const_ints(rw, starts, 1), o2m_rw_const_ints(rw, ends, 1),
-                        o2m_rw_const_ints(rw, axes, 1)};
-    w = o2m_rw_op(rw, "Slice", 4, sl, NULL, 0);
+  /* the block of each k: k / block_size, or g_idx[k] */
+  o2m_value *blk = g_idx ? xk_cast(rw, g_idx, O2M_DT_INT64) : NULL;
+  if (!blk) {
+    int64_t *ids = o2m_arena_array(&rw->model->arena, (size_t)k, sizeof(int64_t));
+    if (!ids) return o2m_rw_error(rw, "out of memory");
+    for (int64_t i = 0; i < k; i++) ids[i] = i / block;
+    blk = o2m_rw_const_ints(rw, ids, (int)k);
   }
+  o2m_attr axis = o2m_rw_attr_int("axis", 1);
+  o2m_value *sg[2] = {s2, blk}, *zg[2] = {zero, blk};
+  o2m_value *scale_k = o2m_rw_op(rw, "Gather", 2, sg, &axis, 1);
+  o2m_value *zero_k = zp ? o2m_rw_op(rw, "Gather", 2, zg, &axis, 1) : zero;
+  o2m_value *w = xk_op2(rw, "Mul", xk_op2(rw, "Sub", xk_cast(rw, q, f), zero_k), scale_k); /* (N, K) */
   const int64_t perm[2] = {1, 0};
   w = xk_cast(rw, xk_transpose(rw, w, perm, 2), xk_elem(o2m_rw_in(rw, 0)));
   return float_matmul(rw, o2m_rw_in(rw, 0), w, o2m_rw_in(rw, 5));

@@ -315,7 +315,7 @@ case("dynamic_quantize_matmul", [helper.make_node("DynamicQuantizeMatMul", ["a",
      [("b", random_of((4, 5), I8)), ("b_s", scalar(0.02)), ("b_zp", scalar(0, I8)), ("bias", arr(5))])
 
 
-def nbits_case(name, bits, k, n, block, with_zp, zp_float=False):
+def nbits_case(name, bits, k, n, block, with_zp, zp_float=False, g_idx=False):
     n_blocks = (k + block - 1) // block
     blob = block * bits // 8
     inits = [("b", random_of((n, n_blocks, blob), U8)), ("scales", (rng.random(n * n_blocks) * 0.1).astype(np.float32))]
@@ -324,6 +324,9 @@ def nbits_case(name, bits, k, n, block, with_zp, zp_float=False):
         inits.append(("zp", (rng.random(n * n_blocks) * 8).astype(np.float32) if zp_float
                       else random_of((n * ((n_blocks * bits + 7) // 8),), U8)))
         names.append("zp")
+    if g_idx:  # each row of K in a block of its own choosing
+        inits.append(("g_idx", rng.integers(0, n_blocks, size=k).astype(np.int32)))
+        names += ["g_idx"] if with_zp else ["", "g_idx"]
     case(name, [helper.make_node("MatMulNBits", names, ["y"], domain=MS, K=k, N=n, bits=bits, block_size=block)],
          [("a", (2, k))], ["y"], inits)
 
@@ -333,6 +336,8 @@ nbits_case("matmul_nbits_4bit_zp", 4, 64, 3, 32, True)
 nbits_case("matmul_nbits_4bit_partial_block", 4, 40, 3, 16, True)
 nbits_case("matmul_nbits_8bit_zp", 8, 32, 4, 16, True)
 nbits_case("matmul_nbits_4bit_float_zp", 4, 32, 3, 16, True, zp_float=True)
+nbits_case("matmul_nbits_4bit_g_idx", 4, 64, 3, 16, True, zp_float=True, g_idx=True)
+nbits_case("matmul_nbits_4bit_g_idx_no_zp", 4, 32, 4, 16, False, g_idx=True)  # (onnxruntime refuses 8-bit with g_idx)
 
 
 # ---- whole models, saved by onnxruntime after its 'extended' graph optimizations -------------
