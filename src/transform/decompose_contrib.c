@@ -124,7 +124,11 @@ static o2m_status node_activation(o2m_rewriter *rw, int none_ok, const fused_act
 
 static const char *const fused_conv_extras[] = {"activation", "activation_params", NULL};
 
-o2m_status o2m_decompose_fused_conv(o2m_rewriter *rw) {
+/* FusedConv, or (channels_last) NhwcConv / NhwcFusedConv: X, Z and Y
+ * channels last, moved around the Conv by transposes. */
+static o2m_status fused_conv(o2m_rewriter *rw, int channels_last) {
+  int rank = xk_rank(o2m_rw_in(rw, 0));
+  if (channels_last && (rank < 3 || rank > 16)) return o2m_rw_unsupported(rw, "an input of unknown rank");
   const fused_activation *act;
   o2m_status st = node_activation(rw, 1, &act);
   if (st) return st;
@@ -137,11 +141,22 @@ o2m_status o2m_decompose_fused_conv(o2m_rewriter *rw) {
   int n_attrs;
   o2m_attr *attrs = xk_attrs_except(rw, fused_conv_extras, 0, &n_attrs);
   if (!attrs) return xk_failed(rw);
-  o2m_value *in[3] = {o2m_rw_in(rw, 0), o2m_rw_in(rw, 1), o2m_rw_in(rw, 2)};
-  o2m_value *y = o2m_rw_op(rw, "Conv", in[2] ? 3 : 2, in, attrs, n_attrs);
-  if (o2m_rw_in(rw, 3)) y = xk_op2(rw, "Add", y, o2m_rw_in(rw, 3));
-  return xk_bind(rw, 0, act ? apply_activation(rw, act, y, p) : y);
+  o2m_value *x = o2m_rw_in(rw, 0), *z = o2m_rw_in(rw, 3);
+  if (channels_last) {
+    x = xk_channels(rw, x, rank, 1);
+    if (z) z = xk_channels(rw, z, rank, 1);
+  }
+  o2m_value *in[3] = {x, o2m_rw_in(rw, 1), o2m_rw_in(rw, 2)};
+  o2m_value *y = x ? o2m_rw_op(rw, "Conv", in[2] ? 3 : 2, in, attrs, n_attrs) : NULL;
+  if (z) y = xk_op2(rw, "Add", y, z);
+  if (act) y = apply_activation(rw, act, y, p);
+  return xk_bind(rw, 0, channels_last && y ? xk_channels(rw, y, rank, 0) : y);
 }
+
+o2m_status o2m_decompose_fused_conv(o2m_rewriter *rw) { return fused_conv(rw, 0); }
+
+/* NhwcConv(X, W, B?), NhwcFusedConv(X, W, B?, Z?): W in ONNX's layout. */
+o2m_status o2m_decompose_nhwc_conv(o2m_rewriter *rw) { return fused_conv(rw, 1); }
 
 static const char *const fused_gemm_extras[] = {"activation", "activation_alpha", "activation_beta",
                                                 "activation_gamma", NULL};
@@ -413,39 +428,4 @@ o2m_status o2m_decompose_inverse(o2m_rewriter *rw) {
   const int64_t from[1] = {n}, to[1] = {2 * n};
   o2m_value *sl[4] = {a, o2m_rw_const_ints(rw, from, 1), o2m_rw_const_ints(rw, to, 1), o2m_rw_const_ints(rw, last, 1)};
   return xk_bind(rw, 0, a ? o2m_rw_op(rw, "Slice", 4, sl, NULL, 0) : NULL);
-}
-
-/* ---- NhwcConv, NhwcFusedConv ------------------------------------------------------- */
-
-/* x (N, spatial..., C) <-> (N, C, spatial...). */
-static o2m_value *nhwc(o2m_rewriter *rw, o2m_value *x, int rank, int to_first) {
-  int64_t perm[16];
-  perm[0] = 0;
-  for (int k = 1; k < rank; k++) perm[k] = to_first ? (k == 1 ? rank - 1 : k - 1) : (k == rank - 1 ? 1 : k + 1);
-  return xk_transpose(rw, x, perm, rank);
-}
-
-/* NhwcConv(X, W, B?) and NhwcFusedConv(X, W, B?, Z?): Conv / FusedConv on
- * channels-last X, Z and Y, W in ONNX's (M, C/group, k...) layout. */
-o2m_status o2m_decompose_nhwc_conv(o2m_rewriter *rw) {
-  int rank = xk_rank(o2m_rw_in(rw, 0));
-  if (rank < 3 || rank > 16) return o2m_rw_unsupported(rw, "an input of unknown rank");
-  const fused_activation *act = NULL;
-  int fused = strcmp(rw->node->op_type, "NhwcFusedConv") == 0;
-  o2m_status st = fused ? node_activation(rw, 1, &act) : O2M_OK;
-  if (st) return st;
-  const o2m_attr *params = o2m_rw_attr(rw, "activation_params");
-  int n_given = params && params->type == O2M_ATTR_FLOATS ? params->count : 0;
-  if (act && n_given != act->n_params && !(n_given == 0 && act->n_params == 0))
-    return o2m_rw_error(rw, "activation %s takes %d parameters, %d given", act->name, act->n_params, n_given);
-  double p[2] = {0, 0};
-  for (int i = 0; act && i < act->n_params; i++) p[i] = params->floats[i];
-  int n_attrs;
-  o2m_attr *attrs = xk_attrs_except(rw, fused_conv_extras, 0, &n_attrs);
-  if (!attrs) return xk_failed(rw);
-  o2m_value *in[3] = {nhwc(rw, o2m_rw_in(rw, 0), rank, 1), o2m_rw_in(rw, 1), o2m_rw_in(rw, 2)};
-  o2m_value *y = in[0] ? o2m_rw_op(rw, "Conv", in[2] ? 3 : 2, in, attrs, n_attrs) : NULL;
-  if (fused && o2m_rw_in(rw, 3)) y = xk_op2(rw, "Add", y, nhwc(rw, o2m_rw_in(rw, 3), rank, 1));
-  if (act) y = apply_activation(rw, act, y, p);
-  return xk_bind(rw, 0, y ? nhwc(rw, y, rank, 0) : NULL);
 }

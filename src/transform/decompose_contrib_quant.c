@@ -83,14 +83,6 @@ static const qlinear_op qlinear_ops[] = {
     {"QLinearAveragePool", "AveragePool", 1, pool_drop, 0},
 };
 
-/* NHWC <-> NCHW of a rank-`rank` value. */
-static o2m_value *channels(o2m_rewriter *rw, o2m_value *x, int rank, int to_first) {
-  int64_t perm[16];
-  perm[0] = 0;
-  for (int k = 1; k < rank; k++) perm[k] = to_first ? (k == 1 ? rank - 1 : k - 1) : (k == rank - 1 ? 1 : k + 1);
-  return xk_transpose(rw, x, perm, rank);
-}
-
 o2m_status o2m_decompose_qlinear(o2m_rewriter *rw) {
   const qlinear_op *q = NULL;
   for (size_t i = 0; !q && i < sizeof(qlinear_ops) / sizeof(qlinear_ops[0]); i++)
@@ -108,13 +100,13 @@ o2m_status o2m_decompose_qlinear(o2m_rewriter *rw) {
   o2m_value *in[2];
   for (int i = 0; i < q->n_inputs; i++) {
     in[i] = dequant(rw, o2m_rw_in(rw, 3 * i), o2m_rw_in(rw, 3 * i + 1), o2m_rw_in(rw, 3 * i + 2));
-    if (nhwc) in[i] = channels(rw, in[i], rank, 1);
+    if (nhwc) in[i] = xk_channels(rw, in[i], rank, 1);
   }
   int n_attrs;
   o2m_attr *attrs = xk_attrs_except(rw, q->drop, 0, &n_attrs);
   if (!attrs || !in[0] || (q->n_inputs > 1 && !in[1])) return xk_failed(rw);
   o2m_value *y = o2m_rw_op(rw, q->float_op, q->n_inputs, in, attrs, n_attrs);
-  if (nhwc && y) y = channels(rw, y, rank, 0);
+  if (nhwc && y) y = xk_channels(rw, y, rank, 0);
   int out = 3 * q->n_inputs;
   return xk_bind(rw, 0, requant_as(rw, y, o2m_rw_in(rw, out), o2m_rw_in(rw, out + 1), o2m_rw_in(rw, 0),
                                    q->zp_first));

@@ -261,3 +261,11 @@ o2m_status xk_inline(o2m_rewriter *rw, const o2m_graph *g, int n_args, o2m_value
   free(m.to);
   return s;
 }
+
+o2m_value *xk_channels(o2m_rewriter *rw, o2m_value *x, int rank, int to_first) {
+  int64_t perm[16];
+  if (rank < 2 || rank > 16) return NULL;
+  perm[0] = 0;
+  for (int k = 1; k < rank; k++) perm[k] = to_first ? (k == 1 ? rank - 1 : k - 1) : (k == rank - 1 ? 1 : k + 1);
+  return xk_transpose(rw, x, perm, rank);
+}

@@ -40,6 +40,10 @@ o2m_attr *xk_attrs_except(o2m_rewriter *rw, const char *const *drop,
 
 /* ---- builders: fresh values, NULL in -> NULL out -------------------------- */
 
+/* x of rank `rank` (at most 16) with its channels moved: (N, spatial..., C)
+ * -> (N, C, spatial...) when to_first, else back. */
+o2m_value *xk_channels(o2m_rewriter *rw, o2m_value *x, int rank, int to_first);
+
 o2m_value *xk_op1(o2m_rewriter *rw, const char *op, o2m_value *x);
 o2m_value *xk_op2(o2m_rewriter *rw, const char *op, o2m_value *a,
                   o2m_value *b);
