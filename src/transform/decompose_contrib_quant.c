@@ -19,6 +19,7 @@
  *       (q - zp) * scale with the scale and zero point of k's block (k /
  *       block_size, or g_idx[k]: with float or no zero points), zp 2^(bits-1)
  *       when absent; A @ W^T + bias
+ *   QuantizeLinear, DequantizeLinear of com.microsoft: ONNX's (axis kept)
  * A missing zero point is a zero of the quantized input's type. Scales
  * per tensor, or per last axis where onnxruntime allows it (B's columns).
  */
@@ -245,4 +246,17 @@ o2m_status o2m_decompose_matmul_nbits(o2m_rewriter *rw) {
   const int64_t perm[2] = {1, 0};
   w = xk_cast(rw, xk_transpose(rw, w, perm, 2), xk_elem(o2m_rw_in(rw, 0)));
   return float_matmul(rw, o2m_rw_in(rw, 0), w, o2m_rw_in(rw, 5));
+}
+
+/* ---- com.microsoft QuantizeLinear / DequantizeLinear ---------------------------- */
+
+/* onnxruntime's QuantizeLinear / DequantizeLinear(x, scale, zero_point?)
+ * with attribute axis (and no block forms): ONNX's op of the same name. */
+o2m_status o2m_decompose_ms_quant_linear(o2m_rewriter *rw) {
+  o2m_attr axis = o2m_rw_attr_int("axis", o2m_rw_attr_i(rw, "axis", 1));
+  o2m_value *in[3] = {o2m_rw_in(rw, 0), o2m_rw_in(rw, 1), o2m_rw_in(rw, 2)};
+  int n = in[2] ? 3 : 2;
+  if (!in[2] && strcmp(rw->node->op_type, "QuantizeLinear") == 0) /* the output type is uint8 */
+    in[2] = xk_scalar(rw, O2M_DT_UINT8, 0), n = 3;
+  return xk_bind(rw, 0, o2m_rw_op(rw, rw->node->op_type, n, in, &axis, 1));
 }

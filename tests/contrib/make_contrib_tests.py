@@ -315,6 +315,13 @@ case("dynamic_quantize_matmul", [helper.make_node("DynamicQuantizeMatMul", ["a",
      [("b", random_of((4, 5), I8)), ("b_s", scalar(0.02)), ("b_zp", scalar(0, I8)), ("bias", arr(5))])
 
 
+# onnxruntime's own QuantizeLinear / DequantizeLinear: 16-bit, per axis
+case("ms_quantize_linear_uint16", [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"], domain=MS)],
+     [("x", (2, 6))], [("y", TensorProto.UINT16)], [("s", scalar(0.001)), ("zp", scalar(30000, np.uint16))])
+case("ms_dequantize_linear_per_axis", [helper.make_node("DequantizeLinear", ["x", "s", "zp"], ["y"], domain=MS, axis=1)],
+     [("x", (2, 3, 4), I8)], ["y"], [("s", np.array([0.1, 0.2, 0.3], np.float32)), ("zp", np.array([0, 1, -2], np.int8))])
+
+
 def nbits_case(name, bits, k, n, block, with_zp, zp_float=False, g_idx=False):
     n_blocks = (k + block - 1) // block
     blob = block * bits // 8

@@ -16,7 +16,8 @@ const require = createRequire(import.meta.url);
 const ort = require(process.env.ORT_NODE || 'onnxruntime-node');
 
 const DTYPES = { '<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array],
-                 '<i4': ['int32', Int32Array], '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array] };
+                 '<i4': ['int32', Int32Array], '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array],
+                 '<u2': ['uint16', Uint16Array], '<i2': ['int16', Int16Array] };
 
 function readNpy(path) {
   const buf = readFileSync(path);

@@ -1,0 +1,1 @@
+ByJr:v„qÜu›sTrMuGwÙqqu¬p
