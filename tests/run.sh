@@ -13,6 +13,9 @@
 #            (`onnx2mlir test`), against the ratchet tests/conformance/linalg.pass
 #   tosa     the same on the tosa target (TOSA, validated, run through
 #            upstream tosa-to-linalg), against tests/conformance/tosa.pass
+#   run values the linalg-ratchet tests with sequence or optional inputs or
+#            outputs through `onnx2mlir run`, their files compared outside
+#            the tool (tests/conformance/check_run_values.py)
 #   fuzz     a libFuzzer run of the reader+importer (seconds: $FUZZ_SECONDS,
 #            default 60; 0 skips it)
 # Ends with "N passed, N failed" over all suites; exits non-zero on failure.
@@ -79,6 +82,16 @@ run_ratchet "stablehlo import" check_import.sh stablehlo stablehlo.pass
 run_ratchet "onnx import" check_import.sh onnx onnx-import.pass
 run_ratchet linalg check_run.sh linalg linalg.pass
 run_ratchet tosa check_run.sh tosa tosa.pass
+
+values_log="$build.run-values.log"
+/usr/bin/python3 tests/conformance/check_run_values.py "$build" > "$values_log" 2>&1
+grep '^FAIL' "$values_log" | head -20
+if [[ "$(tail -n 1 "$values_log")" =~ ^run\ values:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+  count "run values" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+else
+  tail -n 20 "$values_log"
+  count "run values" 0 1
+fi
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [ "$fuzz_seconds" -gt 0 ]; then

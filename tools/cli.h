@@ -38,6 +38,27 @@ const struct o2m_plugin *cli_load_plugin(o2m_diag *diag);
 o2m_status cli_read_input_file(o2m_arena *arena, const char *dir, int i, o2m_tensor **out,
                                o2m_diag *diag);
 
+/* Prints a tensor as `run` shows an output: `prefix` and "output I
+ * 'NAME': dtype [dims]" (index < 0: the dtype and dims only), then its
+ * first values indented as far as the prefix. */
+void cli_print_tensor(int index, const char *name, const o2m_tensor *t, const char *prefix);
+
+/* ---- run_values.c: run's sequences and optionals ---------------------------- */
+struct o2m_io_value;
+/* Whether a runtime input or a graph output of `model` is a sequence or
+ * an optional. */
+int cli_model_has_values(const o2m_model *model);
+/* Reads every runtime input of `model` by its type: DIR/input_<i>.pb (dir
+ * may be NULL), then the NAME=FILE overrides. *out: an arena array.
+ * EXIT_OK or the exit code after reporting. */
+int cli_read_input_values(const o2m_model *model, const char *dir, char **named, int n_named, o2m_arena *arena,
+                          struct o2m_io_value **out, o2m_diag *diag);
+/* Writes the graph outputs as OUTDIR/output_<i>.pb (TensorProto,
+ * SequenceProto, OptionalProto; --npy: tensors only) or, without
+ * out_dir, prints them. EXIT_OK or the exit code after reporting. */
+int cli_write_output_values(const o2m_model *model, const struct o2m_io_value *values, const char *out_dir, int npy,
+                            o2m_arena *arena, o2m_diag *diag);
+
 int cmd_info(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/compare.h"
 #include "util/diag.h"
 
 int cli_report(const o2m_diag *diag) {
@@ -58,4 +59,21 @@ o2m_status cli_read_input_file(o2m_arena *arena, const char *dir, int i, o2m_ten
   char *path = o2m_arena_printf(arena, "%s/input_%d.pb", dir, i);
   if (!path) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   return o2m_read_tensor_file(arena, path, out, diag);
+}
+
+void cli_print_tensor(int index, const char *name, const o2m_tensor *t, const char *prefix) {
+  if (index >= 0)
+    printf("%soutput %d '%s': %s [", prefix, index, name ? name : "", o2m_dtype_name(t->dtype));
+  else
+    printf("%s%s [", prefix, o2m_dtype_name(t->dtype));
+  for (int k = 0; k < t->rank; k++) printf("%s%lld", k ? "," : "", (long long)t->dims[k]);
+  printf("]\n%*s ", (int)strlen(prefix), "");
+  enum { SHOWN = 32 };
+  for (int64_t i = 0; i < t->count && i < SHOWN; i++) {
+    char text[96];
+    o2m_format_element(t, i, text, sizeof(text));
+    printf(" %s", text);
+  }
+  if (t->count > SHOWN) printf(" ... (%lld values)", (long long)t->count);
+  printf("\n");
 }

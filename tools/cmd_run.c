@@ -1,6 +1,7 @@
 /* cmd_run.c - `onnx2mlir run MODEL ...`: reads the inputs (.pb or .npy),
  * runs the model through the MLIR plugin (JIT) and writes the outputs as
- * output_<i>.pb / .npy or prints them. MODEL may also be an MLIR file in
+ * output_<i>.pb / .npy or prints them; a model with sequence or optional
+ * inputs or outputs goes through run_values.c. MODEL may also be an MLIR file in
  * the Linalg form (`import --to linalg` output, possibly edited), whose
  * inputs are then given by position. */
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include "core/compare.h"
 #include "core/core.h"
 #include "onnx/tensor_file.h"
+#include "onnx/value_file.h"
 #include "plugin/plugin.h"
 #include "util/diag.h"
 
@@ -27,14 +29,16 @@ static const char run_help[] =
     "  --target T        linalg (default); tosa (the TOSA module, run through\n"
     "                    upstream MLIR's tosa-to-linalg); stablehlo is refused: it runs\n"
     "                    in StableHLO's interpreter (see import --to stablehlo)\n"
-    "  --inputs DIR      read input_<i>.pb (ONNX TensorProto), one per graph input\n"
-    "                    without initializer, in graph order (the ONNX test layout)\n"
-    "  --input NAME=FILE the input NAME from FILE (.pb or .npy; told apart by content);\n"
-    "                    overrides --inputs\n"
+    "  --inputs DIR      read input_<i>.pb, one per graph input without initializer,\n"
+    "                    in graph order (the ONNX test layout): a TensorProto, or for\n"
+    "                    a sequence or optional input a SequenceProto / OptionalProto\n"
+    "  --input NAME=FILE the input NAME from FILE (.pb or, for a tensor, .npy; told\n"
+    "                    apart by content); overrides --inputs\n"
     "  -o OUTDIR         write OUTDIR/output_<i>.pb in graph-output order (created if\n"
-    "                    needed); without -o, print each output's name, type and first\n"
-    "                    values\n"
-    "  --npy             write output_<i>.npy instead\n"
+    "                    needed; sequences and optionals as SequenceProto /\n"
+    "                    OptionalProto); without -o, print each output's name, type\n"
+    "                    and first values (a sequence's element by element)\n"
+    "  --npy             write output_<i>.npy instead (tensor outputs only)\n"
     "  --data-dir DIR    where the model's external data lives\n"
     "  -O LEVEL          LLVM optimisation level 0..3 (default 2)\n"
     "  --repeat N        call the compiled code N times (outputs: the last call's)\n"
@@ -154,23 +158,9 @@ static int read_inputs(const run_args *a, const o2m_model *model, o2m_arena *are
 
 /* ---- outputs ---------------------------------------------------------------- */
 
-static void print_output(int index, const o2m_tensor *t) {
-  printf("output %d '%s': %s [", index, t->name ? t->name : "", o2m_dtype_name(t->dtype));
-  for (int k = 0; k < t->rank; k++) printf("%s%lld", k ? "," : "", (long long)t->dims[k]);
-  printf("]\n ");
-  enum { SHOWN = 32 };
-  for (int64_t i = 0; i < t->count && i < SHOWN; i++) {
-    char text[96];
-    o2m_format_element(t, i, text, sizeof(text));
-    printf(" %s", text);
-  }
-  if (t->count > SHOWN) printf(" ... (%lld values)", (long long)t->count);
-  printf("\n");
-}
-
 static int write_outputs(const run_args *a, int n, o2m_tensor **outputs, o2m_arena *arena, o2m_diag *diag) {
   if (!a->out_dir) {
-    for (int i = 0; i < n; i++) print_output(i, outputs[i]);
+    for (int i = 0; i < n; i++) cli_print_tensor(i, outputs[i]->name, outputs[i], "");
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_MODEL;
   }
   if (mkdir(a->out_dir, 0777) != 0 && errno != EEXIST) {
@@ -188,8 +178,36 @@ static int write_outputs(const run_args *a, int n, o2m_tensor **outputs, o2m_are
 
 /* ---- the command ------------------------------------------------------------- */
 
+static void print_timings(const run_args *a, const o2m_run_timings *timings) {
+  if (a->repeat)
+    fprintf(stderr, "load: %.1f ms, emit: %.1f ms, compile: %.1f ms, run: median %.3f ms over %d (min %.3f ms)\n",
+            a->load_ms, timings->emit_ms, timings->compile_ms, timings->run_median_ms, timings->runs,
+            timings->run_min_ms);
+}
+
+/* A model with sequence or optional inputs or outputs (run_values.c). */
+static int run_with_values(const run_args *a, const struct o2m_plugin *plugin, o2m_model *model, o2m_arena *arena,
+                           o2m_diag *diag) {
+  o2m_io_value *inputs;
+  int rc = cli_read_input_values(model, a->inputs_dir, a->named, a->n_named, arena, &inputs, diag);
+  if (rc) return rc;
+  int n_out = model->graph->n_outputs;
+  o2m_io_value *outputs = o2m_arena_array(arena, (size_t)n_out + 1, sizeof(o2m_io_value));
+  o2m_tensor **tensors = o2m_arena_array(arena, (size_t)n_out + 1, sizeof(o2m_tensor *));
+  if (!outputs || !tensors) return out_of_memory(diag);
+  o2m_run_timings timings = {0};
+  o2m_run_options options = {(o2m_target)o2m_target_from_name(a->target), a->opt_level, NULL, NULL, a->repeat,
+                             &timings, inputs, outputs};
+  o2m_run_phase phase;
+  if (plugin->run_model(model, &options, o2m_runtime_input_count(model), NULL, tensors, arena, &phase, diag))
+    return cli_report(diag);
+  print_timings(a, &timings);
+  return cli_write_output_values(model, outputs, a->out_dir, a->npy, arena, diag);
+}
+
 static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_model *model, o2m_arena *arena,
                       o2m_diag *diag) {
+  if (model && cli_model_has_values(model)) return run_with_values(a, plugin, model, arena, diag);
   enum { MAX_INPUTS = 4096 };
   int n = model ? o2m_runtime_input_count(model) : 0;
   if (n > MAX_INPUTS) return cli_usage_error("run", "models with over %d inputs are not supported", MAX_INPUTS);
@@ -209,10 +227,7 @@ static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_mo
                        : plugin->run_mlir_file(a->model, NULL, &options, n, in, &n_out, &outputs, arena, &phase,
                                                diag);
   if (s) return cli_report(diag);
-  if (a->repeat)
-    fprintf(stderr, "load: %.1f ms, emit: %.1f ms, compile: %.1f ms, run: median %.3f ms over %d (min %.3f ms)\n",
-            a->load_ms, timings.emit_ms, timings.compile_ms, timings.run_median_ms, timings.runs,
-            timings.run_min_ms);
+  print_timings(a, &timings);
   return write_outputs(a, n_out, outputs, arena, diag);
 }
 

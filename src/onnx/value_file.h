@@ -4,9 +4,9 @@
  * tensors.
  *
  * Owns: the flat form of a value as `run` passes it (a tensor, a sequence
- * of tensors, an optional tensor or an optional sequence of tensors) and
- * reading it from a file. Maps, sparse tensors and deeper nesting are
- * refused.
+ * of tensors, an optional tensor or an optional sequence of tensors),
+ * reading it from a file and writing it to one. Maps, sparse tensors and
+ * deeper nesting are refused.
  */
 #ifndef O2M_VALUE_FILE_H
 #define O2M_VALUE_FILE_H
@@ -27,5 +27,10 @@ typedef struct o2m_io_value {
  * copied into `arena`. */
 o2m_status o2m_read_value_file(o2m_arena *arena, const char *path, o2m_type_kind kind,
                                o2m_io_value *out, o2m_diag *diag);
+
+/* Writes `v` to `path` (created or truncated) as a TensorProto, a
+ * SequenceProto or an OptionalProto named `name`; a partial file is
+ * removed when writing fails. */
+o2m_status o2m_write_value_file(const o2m_io_value *v, const char *name, const char *path, o2m_diag *diag);
 
 #endif

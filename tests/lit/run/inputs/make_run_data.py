@@ -99,3 +99,25 @@ with open(path("bf16_23.pb"), "wb") as f:
     f.write(bf6.SerializeToString())
 np.save(path("i64_m.npy"), np.array([[-7, -3, -1], [0, 4, 8]], dtype=np.int64))
 np.save(path("img.npy"), np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))
+
+# run with values: a model taking a sequence and an optional, giving a
+# sequence and an optional (seq_model.onnx), its input files as protos
+seq_f = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+opt_f = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+g = helper.make_graph(
+    [helper.make_node("SequenceInsert", ["seq", "x"], ["seq_out"]),
+     helper.make_node("OptionalHasElement", ["opt"], ["has"]),
+     helper.make_node("Optional", ["x"], ["opt_out"])],
+    "values", [helper.make_value_info("seq", seq_f), helper.make_value_info("opt", opt_f),
+               helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+    [helper.make_value_info("seq_out", seq_f), helper.make_tensor_value_info("has", TensorProto.BOOL, []),
+     helper.make_value_info("opt_out", opt_f)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+m.ir_version = 8
+onnx.save(m, path("seq_model.onnx"))
+with open(path("seq_in.pb"), "wb") as f:
+    f.write(numpy_helper.from_list([np.array([1, 2], np.float32), np.array([3, 4, 5], np.float32)], "seq")
+            .SerializeToString())
+with open(path("opt_empty.pb"), "wb") as f:
+    f.write(numpy_helper.from_optional(None, "opt").SerializeToString())
+save_pb("x2.pb", np.array([7, 8], np.float32), "x")
