@@ -136,14 +136,16 @@ static void write_header(FILE *out, const o2m_model *m) {
   if (m->n_functions) fprintf(out, "functions: %d model-local (inlined)\n", m->n_functions);
 }
 
-static void write_support(FILE *out, const summary *s, const char *name,
+/* "NAME  K of N ops; <missing> op op ..." for the ops `support` has
+ * nothing for. */
+static void write_support(FILE *out, const summary *s, const char *name, const char *missing_label,
                           o2m_op_support (*support)(const char *, const char *)) {
   int missing = 0;
   for (int i = 0; i < s->n_ops; i++)
     missing += support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE;
   fprintf(out, "  %-10s %d of %d ops", name, s->n_ops - missing, s->n_ops);
   if (missing) {
-    fprintf(out, "; none for:");
+    fprintf(out, "; %s:", missing_label);
     for (int i = 0; i < s->n_ops; i++)
       if (support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE)
         fprintf(out, " %s", s->ops[i].op_type);
@@ -153,21 +155,11 @@ static void write_support(FILE *out, const summary *s, const char *name,
 
 static void write_targets(FILE *out, const summary *s) {
   fprintf(out, "targets:\n  torch      all %d ops (written as they are)\n", s->n_ops);
-  write_support(out, s, "linalg", o2m_linalg_support);
-  write_support(out, s, "tosa", o2m_tosa_support);
-  write_support(out, s, "stablehlo", o2m_stablehlo_support);
+  write_support(out, s, "linalg", "none for", o2m_linalg_support);
+  write_support(out, s, "tosa", "none for", o2m_tosa_support);
+  write_support(out, s, "stablehlo", "none for", o2m_stablehlo_support);
   /* onnx-mlir's form writes an op it lacks as an onnx.Custom, as onnx-mlir does */
-  int custom = 0;
-  for (int i = 0; i < s->n_ops; i++)
-    custom += o2m_onnx_support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE;
-  fprintf(out, "  %-10s %d of %d ops", "onnx", s->n_ops - custom, s->n_ops);
-  if (custom) {
-    fprintf(out, "; as onnx.Custom:");
-    for (int i = 0; i < s->n_ops; i++)
-      if (o2m_onnx_support(s->ops[i].domain, s->ops[i].op_type) == O2M_SUPPORT_NONE)
-        fprintf(out, " %s", s->ops[i].op_type);
-  }
-  fprintf(out, "\n");
+  write_support(out, s, "onnx", "as onnx.Custom", o2m_onnx_support);
 }
 
 o2m_status o2m_model_write_info(const o2m_model *model, unsigned flags,

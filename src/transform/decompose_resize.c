@@ -40,18 +40,7 @@ static int rs_matrix(const rs_attrs *at, const rs_axis *ax, double *m, double *e
     if (rs_coeffs(at, ratio, ax->scale, c) != n) return -1;
     extrap[o] = ex;
     if (ex) continue;
-    int64_t pw = (n + 1) / 2;
-    double xp = x + (double)pw, pp = floor(xp), frac = xp - pp;
-    int64_t off = n % 2 == 0 ? (frac == 0 ? -(n / 2) : -(n / 2) + 1)
-                             : (frac <= 0.5 ? -((n - 1) / 2) : -((n - 1) / 2) + 1);
-    int64_t start = (int64_t)pp + off;
-    double sum = 0;
-    for (int64_t j = 0; j < n; j++) {
-      at_i[j] = start + j - pw;
-      if (at->exclude && (at_i[j] < 0 || at_i[j] >= ax->in)) c[j] = 0;
-      sum += c[j];
-      at_i[j] = at_i[j] < 0 ? 0 : at_i[j] >= ax->in ? ax->in - 1 : at_i[j];
-    }
+    double sum = rs_taps(at, x, n, ax->in, at_i, c);
     if (at->mode == RS_NEAREST && !at->exclude) { /* one tap: the chosen side */
       m[o * ax->in + at_i[c[0] != 0 ? 0 : 1]] = 1.0;
       continue;

@@ -78,3 +78,19 @@ double rs_source(const rs_attrs *at, const rs_geometry *ax, double y, int *extra
   }
 }
 
+
+double rs_taps(const rs_attrs *at, double x, int64_t n, int64_t in, int64_t *idx, double *c) {
+  int64_t pw = (n + 1) / 2;
+  double xp = x + (double)pw, pp = floor(xp), frac = xp - pp;
+  int64_t off = n % 2 == 0 ? (frac == 0 ? -(n / 2) : -(n / 2) + 1)
+                           : (frac <= 0.5 ? -((n - 1) / 2) : -((n - 1) / 2) + 1);
+  int64_t start = (int64_t)pp + off;
+  double sum = 0;
+  for (int64_t j = 0; j < n; j++) {
+    idx[j] = start + j - pw;
+    if (at->exclude && (idx[j] < 0 || idx[j] >= in)) c[j] = 0;
+    sum += c[j];
+    idx[j] = idx[j] < 0 ? 0 : idx[j] >= in ? in - 1 : idx[j];
+  }
+  return sum;
+}

@@ -46,6 +46,10 @@ typedef struct rs_geometry {
 
 /* The tap coefficients for `ratio` in (0, 1]; their count (-1: too many). */
 int64_t rs_coeffs(const rs_attrs *at, double ratio, double scale, double *c);
+/* The input positions of the n taps around source coordinate x, clamped
+ * into [0, in) (idx), with the coefficients of taps outside the input
+ * zeroed when exclude_outside; returns the sum of the coefficients. */
+double rs_taps(const rs_attrs *at, double x, int64_t n, int64_t in, int64_t *idx, double *c);
 /* The source coordinate of output position y; *extrap when
  * tf_crop_and_resize falls outside the input. */
 double rs_source(const rs_attrs *at, const rs_geometry *ax, double y, int *extrap);

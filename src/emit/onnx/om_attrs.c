@@ -231,8 +231,7 @@ static const o2m_attr *node_attr(const o2m_node *node, const char *name) {
 
 /* ---- the node ---------------------------------------------------------- */
 
-void om_set_inherent(om_emitter *em, MlirOperation op, const char *name, MlirAttribute value) {
-  (void)em;
+void om_set_inherent(MlirOperation op, const char *name, MlirAttribute value) {
   mlirOperationSetInherentAttributeByName(op, om_str(name), value);
 }
 
@@ -262,14 +261,14 @@ o2m_status om_add_node_attrs(om_emitter *em, const o2m_node *node, const om_op *
     if (status != O2M_OK) return status;
     if (mlirAttributeIsNull(value))
       return om_node_fail(em, node, O2M_ERR_NOMEM, "attribute '%s': out of memory", a->name);
-    if (adef) om_set_inherent(em, op, a->name, value);
+    if (adef) om_set_inherent(op, a->name, value);
     else mlirOperationSetDiscardableAttributeByName(op, om_str(a->name), value);
   }
   for (int i = 0; def && i < def->n_attrs; i++) {
     const om_attr_def *adef = &def->attrs[i];
     if (node_attr(node, adef->name)) continue;
     if (adef->presence == OM_DEFAULTED) {
-      om_set_inherent(em, op, adef->name, default_attr(em, adef));
+      om_set_inherent(op, adef->name, default_attr(em, adef));
     } else if (adef->presence == OM_REQUIRED && strcmp(def->name, "Custom") != 0) {
       return om_node_fail(em, node, O2M_ERR_INVALID, "attribute '%s' is required by onnx.%s",
                           adef->name, def->name);

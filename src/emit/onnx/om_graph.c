@@ -79,7 +79,7 @@ o2m_status om_constant(om_emitter *em, MlirBlock block, MlirLocation loc, const 
   mlirOperationStateAddResults(&state, 1, &type);
   MlirOperation op = append_op(block, &state);
   if (mlirOperationIsNull(op)) return om_fail(em, O2M_ERR_INTERNAL, "MLIR refused onnx.Constant");
-  om_set_inherent(em, op, attr_name, value);
+  om_set_inherent(op, attr_name, value);
   *out = mlirOperationGetResult(op, 0);
   return O2M_OK;
 }
@@ -367,7 +367,7 @@ static o2m_status create_node_op(om_emitter *em, const o2m_node *node, const om_
   if (mlirOperationIsNull(*out)) return om_node_fail(em, node, O2M_ERR_INTERNAL, "MLIR refused %s", name);
   o2m_status status = om_add_node_attrs(em, node, custom ? NULL : def, *out);
   if (status == O2M_OK && custom) {
-    om_set_inherent(em, *out, "function_name", string_attr(em, node->op_type));
+    om_set_inherent(*out, "function_name", string_attr(em, node->op_type));
     mlirOperationSetDiscardableAttributeByName(*out, om_str("domain_name"),
                                                string_attr(em, node->domain));
   }
@@ -518,7 +518,7 @@ static o2m_status emit_entry_point(om_emitter *em, MlirBlock module_body) {
   MlirOperationState state = mlirOperationStateGet(om_str("onnx.EntryPoint"), em->unknown_loc);
   MlirOperation op = append_op(module_body, &state);
   if (mlirOperationIsNull(op)) return om_fail(em, O2M_ERR_INTERNAL, "MLIR refused onnx.EntryPoint");
-  om_set_inherent(em, op, "func", mlirFlatSymbolRefAttrGet(em->ctx, om_str("main_graph")));
+  om_set_inherent(op, "func", mlirFlatSymbolRefAttrGet(em->ctx, om_str("main_graph")));
   return O2M_OK;
 }
 

@@ -81,7 +81,7 @@ const char *om_dim_params(om_emitter *em, const o2m_type *declared);
 o2m_status om_add_node_attrs(om_emitter *em, const o2m_node *node, const om_op *def,
                              MlirOperation op);
 /* Sets inherent attribute `name` of `op`. */
-void om_set_inherent(om_emitter *em, MlirOperation op, const char *name, MlirAttribute value);
+void om_set_inherent(MlirOperation op, const char *name, MlirAttribute value);
 /* The value attribute of a tensor (dense_resource, dense, sparse). */
 o2m_status om_tensor_attr(om_emitter *em, const o2m_node *node, const o2m_tensor *tensor,
                           const char *fallback_name, MlirAttribute *out);
