@@ -15,6 +15,14 @@
 
 #include "ir/ir.h"
 
+/* A lowering target's module may call `void O2M_BRANCH_FAILED_FN(i32 id)`
+ * (declared private in it): an If branch taken at run time that cannot
+ * be built for the module's shapes. The module's array attribute
+ * O2M_BRANCH_FAILURES_ATTR holds the message of each id. The executor
+ * provides the function: it stops the call and reports the message. */
+#define O2M_BRANCH_FAILED_FN "onnx2mlir_branch_failed"
+#define O2M_BRANCH_FAILURES_ATTR "onnx2mlir.branch_failures"
+
 /* torch-mlir's ONNX import form, as DESIGN.md section 4 specifies. */
 o2m_status o2m_emit_torch(const o2m_model *model,
                           const o2m_import_options *options, FILE *out,

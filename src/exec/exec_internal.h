@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <mlir-c/Diagnostics.h>
+#include <mlir-c/ExecutionEngine.h>
 #include <mlir-c/IR.h>
 
 #include "exec/exec.h"
@@ -38,6 +39,24 @@ void exec_capture_end(exec_errors *errors);
 /* Lowers a verified Linalg-on-tensors module to the LLVM dialect in place
  * (bufferization, deallocation, loops, then LLVM). */
 o2m_status exec_lower_to_llvm(MlirModule module, o2m_diag *diag);
+
+/* ---- If branches that fail when taken (exec_branch_failure.c) ------- */
+
+/* The messages of the module's O2M_BRANCH_FAILURES_ATTR (emit.h), copied
+ * into `arena`; none when the module has no such attribute. */
+typedef struct exec_branch_failures {
+  int n;
+  const char **messages;
+} exec_branch_failures;
+o2m_status exec_read_branch_failures(MlirModule module, o2m_arena *arena,
+                                     exec_branch_failures *out, o2m_diag *diag);
+/* Gives the JIT the function O2M_BRANCH_FAILED_FN that such a branch
+ * calls (before the engine is initialized). */
+void exec_register_branch_failed(MlirExecutionEngine engine);
+/* Calls fn(args). Returns -1 when the call returned, else the id a failing
+ * branch passed: the call was stopped there (the buffers the generated
+ * code had allocated in that call are lost). */
+int exec_guarded_call(void (*fn)(void **), void **args);
 
 /* ---- element types and memref descriptors --------------------------- */
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
@@ -34,7 +35,8 @@ struct o2m_exec {
   MlirExecutionEngine engine;
   packed_fn call;
   char *entry;
-  o2m_arena arena; /* the signature */
+  o2m_arena arena; /* the signature, the branch failures */
+  exec_branch_failures failures;
   int n_args, n_results;
   exec_arg *args, *results;
 };
@@ -110,13 +112,17 @@ typedef struct lib_search {
   char path[4096];
 } lib_search;
 
-/* Finds libmlir_c_runner_utils.so next to the loaded libMLIR.so. */
+/* Finds libmlir_c_runner_utils.so next to the loaded libMLIR.so, with
+ * libMLIR's version suffix (the runtime package has only that name; the
+ * bare .so link comes with the -dev package). */
 static int find_runner_utils(struct dl_phdr_info *info, size_t size, void *user) {
   (void)size;
   lib_search *s = user;
   const char *name = info->dlpi_name, *base = strrchr(name, '/');
   if (!base || strncmp(base, "/libMLIR.so", 11) != 0) return 0;
-  snprintf(s->path, sizeof(s->path), "%.*s/libmlir_c_runner_utils.so", (int)(base - name), name);
+  snprintf(s->path, sizeof(s->path), "%.*s/libmlir_c_runner_utils.so%s", (int)(base - name), name, base + 11);
+  if (access(s->path, F_OK) != 0)
+    snprintf(s->path, sizeof(s->path), "%.*s/libmlir_c_runner_utils.so", (int)(base - name), name);
   return 1;
 }
 
@@ -131,6 +137,7 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, o
   if (mlirExecutionEngineIsNull(e->engine))
     return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "JIT compilation of @%s failed: %s", e->entry,
                     errors.text[0] ? errors.text : "the LLVM IR translation or code generation failed");
+  if (e->failures.n) exec_register_branch_failed(e->engine);
   mlirExecutionEngineInitialize(e->engine);
   char name[512];
   snprintf(name, sizeof(name), "_mlir_ciface_%s", e->entry);
@@ -151,6 +158,7 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
   }
   int opt_level = options && options->opt_level >= 0 && options->opt_level <= 3 ? options->opt_level : 2;
   o2m_status s = read_signature(e, module, diag);
+  if (!s) s = exec_read_branch_failures(module, &e->arena, &e->failures, diag);
   if (!s) s = exec_lower_to_llvm(module, diag);
   if (!s) s = create_engine(e, module, opt_level, diag);
   mlirModuleDestroy(module);
@@ -245,8 +253,11 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
   }
   void **args = slots + n;
   for (int k = 0; k < n; k++) args[k] = &slots[k];
-  if (!s) {
-    e->call(args);
+  int failed = s ? -1 : exec_guarded_call(e->call, args);
+  if (failed >= 0)
+    s = o2m_fail(diag, O2M_ERR_INVALID, "%s",
+                 failed < e->failures.n ? e->failures.messages[failed] : "a branch that cannot be built was taken");
+  else if (!s) {
     exec_word *r = out_descs;
     for (int i = 0; i < n_outputs; r += exec_desc_words(e->results[i].rank), i++) {
       if ((s = exec_desc_to_tensor(r, &e->results[i], i, arena, &outputs[i], diag))) break;

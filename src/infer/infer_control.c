@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "infer/infer_data.h"
+#include "util/diag.h"
 
 /* Loop bodies are inferred at most this many times before the carried
  * types are reduced to element types. */
@@ -164,6 +165,33 @@ static o2m_status remove_dim(o2m_infer_ctx *ctx, const o2m_type *t, int64_t axis
   return O2M_OK;
 }
 
+/* ---- subgraphs that may never run -------------------------------------------------- */
+
+/* An inference step whose failure does not fail the node (a branch or body
+ * that may never run): between trial_begin and trial_end ctx->diag is the
+ * trial's own. */
+typedef struct trial {
+  o2m_diag diag, *saved;
+} trial;
+
+static void trial_begin(o2m_infer_ctx *ctx, trial *t) {
+  t->saved = ctx->diag;
+  t->diag = (o2m_diag){.warn = ctx->diag->warn, .warn_user = ctx->diag->warn_user};
+  ctx->diag = &t->diag;
+}
+
+/* Ends the trial of a step that returned st: *why gets its failure (a copy
+ * in the model's arena) or NULL. Only running out of memory and internal
+ * errors fail. */
+static o2m_status trial_end(o2m_infer_ctx *ctx, trial *t, o2m_status st, const char **why) {
+  ctx->diag = t->saved;
+  *why = NULL;
+  if (st == O2M_OK) return O2M_OK;
+  if (st == O2M_ERR_NOMEM || st == O2M_ERR_INTERNAL) return o2m_fail(t->saved, st, "%s", t->diag.message);
+  if (!(*why = o2m_arena_strdup(ctx->arena, t->diag.message))) return o2m_out_of_memory(ctx);
+  return O2M_OK;
+}
+
 /* ---- If ------------------------------------------------------------------------- */
 
 o2m_status o2m_infer_if(o2m_infer_ctx *ctx) {
@@ -176,6 +204,7 @@ o2m_status o2m_infer_if(o2m_infer_ctx *ctx) {
   int64_t *cond;
   int taken = o2m_in_known_ints(ctx, 0, &cond) == 1 ? (cond[0] ? 0 : 1) : -1;
   for (int b = 0; b < 2; b++) {
+    branch[b]->unbuildable = NULL;
     if (branch[b]->n_outputs != n_out)
       return o2m_infer_error(ctx, "%s branch has %d outputs, the node %d",
                              b ? "else" : "then", branch[b]->n_outputs, n_out);
@@ -186,13 +215,27 @@ o2m_status o2m_infer_if(o2m_infer_ctx *ctx) {
       ctx->diag = &ignored;
       o2m_infer_subgraph(ctx, branch[b], 0, NULL);
       ctx->diag = saved;
+      branch[b]->inferred = 1; /* as far as it goes: not again for the node */
       continue;
     }
-    if ((st = o2m_infer_subgraph(ctx, branch[b], 0, NULL))) return st;
+    /* the condition is known only at run time: a branch that cannot be
+     * built for these shapes is kept, marked, and fails only if taken */
+    trial t;
+    trial_begin(ctx, &t);
+    if ((st = trial_end(ctx, &t, o2m_infer_subgraph(ctx, branch[b], 0, NULL), &branch[b]->unbuildable)))
+      return st;
+    branch[b]->inferred = 1;
   }
+  if (branch[0]->unbuildable && branch[1]->unbuildable)
+    return o2m_fail(ctx->diag, O2M_ERR_INVALID, "%s", branch[0]->unbuildable);
   for (int i = 0; i < n_out; i++) {
     const o2m_value *then_v = branch[0]->output_values[i];
     const o2m_value *else_v = branch[1]->output_values[i];
+    if (taken < 0 && (branch[0]->unbuildable || branch[1]->unbuildable)) {
+      const o2m_value *v = branch[0]->unbuildable ? else_v : then_v;
+      o2m_out_set_type(ctx, i, &v->type);
+      continue;
+    }
     if (taken >= 0) {
       const o2m_value *v = taken ? else_v : then_v;
       o2m_out_set_type(ctx, i, &v->type);
@@ -311,6 +354,33 @@ static o2m_status loop_fixed_point(o2m_infer_ctx *ctx, o2m_graph *body, int n_ca
   }
 }
 
+/* Whether the loop may run its body no time at all: the trip count is not
+ * known to be positive, or the condition not known to be true. */
+static int loop_may_skip_body(o2m_infer_ctx *ctx, const o2m_graph *body) {
+  (void)body;
+  int64_t *m, *cond;
+  if (o2m_in_present(ctx, 0) && (o2m_in_known_ints(ctx, 0, &m) != 1 || m[0] < 1)) return 1;
+  return o2m_in_present(ctx, 1) && (o2m_in_known_ints(ctx, 1, &cond) != 1 || !cond[0]);
+}
+
+/* The outputs of a loop whose body cannot be built (`why`), which can
+ * only succeed without entering it: the carried values keep their initial
+ * types, the scan outputs are empty: the body's declared output types
+ * with a leading dim of 0 (unknown when the body declares none). */
+static o2m_status never_entered_loop(o2m_infer_ctx *ctx, o2m_graph *body, int n_carried, int n_scan,
+                                     const char *why) {
+  body->unbuildable = why;
+  body->inferred = 1;
+  for (int k = 0; k < n_carried; k++) o2m_out_set_type(ctx, k, o2m_in_type(ctx, 2 + k));
+  for (int j = 0; j < n_scan; j++) {
+    const o2m_type *t;
+    o2m_status st = insert_dim(ctx, &body->outputs[1 + n_carried + j].type, 0, o2m_dim_known(0), &t);
+    if (st) return st;
+    o2m_out_set_type(ctx, n_carried + j, t);
+  }
+  return O2M_OK;
+}
+
 o2m_status o2m_infer_loop(o2m_infer_ctx *ctx) {
   o2m_graph *body = NULL;
   o2m_status st = graph_attr(ctx, "body", &body);
@@ -331,7 +401,19 @@ o2m_status o2m_infer_loop(o2m_infer_ctx *ctx) {
     in_types[2 + k] = t->kind == O2M_TYPE_UNKNOWN ? NULL : t;
   }
   int free_from = ctx->model->next_symbol;
-  if ((st = loop_fixed_point(ctx, body, n_carried, in_types, carried, free_from))) return st;
+  body->unbuildable = NULL;
+  if (loop_may_skip_body(ctx, body)) {
+    /* a body that cannot be built for these shapes is kept, marked, and
+     * fails only if the loop is entered at run time */
+    trial t;
+    const char *why;
+    trial_begin(ctx, &t);
+    st = loop_fixed_point(ctx, body, n_carried, in_types, carried, free_from);
+    if ((st = trial_end(ctx, &t, st, &why))) return st;
+    if (why) return never_entered_loop(ctx, body, n_carried, n_scan, why);
+  } else if ((st = loop_fixed_point(ctx, body, n_carried, in_types, carried, free_from))) {
+    return st;
+  }
   int free_until = ctx->model->next_symbol;
   for (int k = 0; k < n_carried; k++)
     if ((st = out_without_free_symbols(ctx, k, carried[k], free_from, free_until))) return st;
@@ -346,6 +428,26 @@ o2m_status o2m_infer_loop(o2m_infer_ctx *ctx) {
 }
 
 /* ---- Scan ------------------------------------------------------------------------- */
+
+/* The outputs of a Scan (opset 9 and later) whose body cannot be built
+ * (`why`), which can only succeed when the scan is empty: the states keep
+ * their initial types, the scan outputs are the body's declared output
+ * types with a dim of 0 at their axis (unknown when it declares none). */
+static o2m_status never_entered_scan(o2m_infer_ctx *ctx, o2m_graph *body, int n_state, int n_out,
+                                     const int64_t *out_axes, const char *why) {
+  body->unbuildable = why;
+  body->inferred = 1;
+  for (int i = 0; i < n_out; i++) {
+    const o2m_type *t = o2m_in_type(ctx, i);
+    if (i >= n_state) {
+      o2m_status st = insert_dim(ctx, &body->outputs[i].type, out_axes ? out_axes[i - n_state] : 0,
+                                 o2m_dim_known(0), &t);
+      if (st) return st;
+    }
+    o2m_out_set_type(ctx, i, t);
+  }
+  return O2M_OK;
+}
 
 o2m_status o2m_infer_scan(o2m_infer_ctx *ctx) {
   o2m_graph *body = NULL;
@@ -379,7 +481,18 @@ o2m_status o2m_infer_scan(o2m_infer_ctx *ctx) {
     }
     in_types[i] = t;
   }
-  if ((st = o2m_infer_subgraph(ctx, body, n_in, in_types))) return st;
+  body->unbuildable = NULL;
+  if (!batched && length.size < 1) {
+    /* the scan may be empty, and then never runs its body: one that cannot
+     * be built for these shapes is kept, marked, and fails only if run */
+    trial t;
+    const char *why;
+    trial_begin(ctx, &t);
+    if ((st = trial_end(ctx, &t, o2m_infer_subgraph(ctx, body, n_in, in_types), &why))) return st;
+    if (why) return never_entered_scan(ctx, body, n_state, n_out, n_out_axes >= 0 ? out_axes : NULL, why);
+  } else if ((st = o2m_infer_subgraph(ctx, body, n_in, in_types))) {
+    return st;
+  }
   if (batch.size < 0 && !batch.sym) batch = o2m_dim_fresh(ctx);
   if (length.size < 0 && !length.sym) length = o2m_dim_fresh(ctx);
   for (int i = 0; i < n_out; i++) {

@@ -257,6 +257,12 @@ typedef struct o2m_graph {
   o2m_value **values;         /* every value defined or captured here */
   o2m_strmap value_by_name;
   int inferred; /* set once inference has typed this graph's values */
+  /* An If branch that cannot be built for the known shapes while the
+   * If's condition is unknown until run time: why (the failure of its
+   * inference, naming the node), else NULL. Set by each inference of the
+   * If; the transform layer leaves such a branch alone and the emitters
+   * compile it to code that reports this, only if the branch is taken. */
+  const char *unbuildable;
 } o2m_graph;
 
 typedef struct o2m_opset {

@@ -60,7 +60,7 @@ static o2m_status transform_subgraphs(o2m_model *model, o2m_node *n, const targe
                                       o2m_diag *diag) {
   for (int a = 0; a < n->n_attrs; a++) {
     o2m_attr *attr = &n->attrs[a];
-    if (attr->type == O2M_ATTR_GRAPH && attr->g) {
+    if (attr->type == O2M_ATTR_GRAPH && attr->g && !attr->g->unbuildable) {
       o2m_status s = transform_graph(model, attr->g, t, diag);
       if (s) return s;
     }

@@ -31,6 +31,7 @@
 #include <mlir-c/BuiltinTypes.h>
 #include <mlir-c/IR.h>
 
+#include "emit/emit.h"
 #include "ir/ir.h"
 #include "util/strmap.h"
 
@@ -67,6 +68,10 @@ typedef struct lw_target {
   /* The op lw_cast_tensor casts between static and dynamic dims with
    * (NULL: tensor.cast). */
   const char *cast_op;
+  /* How an If branch that cannot be built calls O2M_BRANCH_FAILED_FN with
+   * `id` at the end of cx->block (NULL: func.call of the function, which
+   * the module then declares). */
+  o2m_status (*failure_call)(struct lw_ctx *cx, int id);
 } lw_target;
 
 
@@ -114,6 +119,10 @@ typedef struct lw_ctx {
   /* The target's own state for one module (NULL at the start; memory
    * from `scratch`). */
   void *target_state;
+  /* If branches compiled to a run-time failure (lw_lower_if_with): why
+   * each cannot be built; index i is the id its failure call passes. */
+  const char **branch_failures;
+  int n_branch_failures;
 } lw_ctx;
 
 /* ---- failures: messages name the node, op, domain and opset ------------ */
@@ -264,6 +273,31 @@ void lw_destroy_blocks(int n, MlirBlock *blocks);
  * `yield_op`, its condition operand made from input 0 by `condition`. */
 o2m_status lw_lower_if_with(lw_ctx *cx, const char *if_op, const char *yield_op,
                             MlirValue (*condition)(lw_ctx *cx, MlirValue cond));
+
+/* If branches that cannot be built (kit_regions.c): an If whose condition
+ * is unknown until run time compiles such a branch to a call of
+ * O2M_BRANCH_FAILED_FN (emit.h), then yields placeholder zeros.
+ * lw_finish_branch_failures adds the module's O2M_BRANCH_FAILURES_ATTR
+ * and the function's declaration. */
+typedef o2m_status (*lw_branch_builder)(lw_ctx *cx, const o2m_graph *g, MlirBlock block,
+                                        MlirValue *yields, void *user);
+/* Builds an If branch whose condition is unknown until run time into
+ * `block` by build(cx, g, block, yields, user). A branch that cannot be
+ * built (marked so by inference, or failing to lower for these shapes) is
+ * not an error: *failure receives why and the ops built are erased;
+ * NULL otherwise. */
+o2m_status lw_try_branch(lw_ctx *cx, const o2m_graph *g, MlirBlock block, MlirValue *yields,
+                         const char **failure, lw_branch_builder build, void *user);
+/* Appends the failure call to cx->block: at run time it stops the call
+ * with "<file>: node '<name>' (<op>, opset <n>): <what>, but it cannot
+ * run for these input shapes: <reason>". */
+o2m_status lw_failure_call(lw_ctx *cx, const char *what, const char *reason);
+/* Fills cx->block with the body of such a branch (the else branch when
+ * else_branch is non-zero): the failure call, then zeros typed as the
+ * other branch's n yields. */
+o2m_status lw_fail_branch(lw_ctx *cx, int else_branch, const char *reason, int n, const MlirValue *other,
+                          MlirValue *yields);
+void lw_finish_branch_failures(lw_ctx *cx);
 
 /* A region isolated from above (TOSA's cond_if and while_loop bodies): in
  * it, the value map starts empty and constants go to the top of `block`.

@@ -45,7 +45,8 @@ static void collect_unsupported(const lw_target *target, const o2m_graph *g, rep
     const o2m_node *n = g->nodes[i];
     const o2m_graph *skip = untaken_branch(n);
     for (int a = 0; a < n->n_attrs; a++) {
-      if (n->attrs[a].type == O2M_ATTR_GRAPH && n->attrs[a].g && n->attrs[a].g != skip)
+      if (n->attrs[a].type == O2M_ATTR_GRAPH && n->attrs[a].g && n->attrs[a].g != skip &&
+          !n->attrs[a].g->unbuildable)
         collect_unsupported(target, n->attrs[a].g, r);
       for (int k = 0; n->attrs[a].type == O2M_ATTR_GRAPHS && k < n->attrs[a].count; k++)
         collect_unsupported(target, n->attrs[a].graphs[k], r);
@@ -184,6 +185,7 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
   lw_op(cx, "func.return", n_results, results, 0, NULL, NULL, 0);
   MlirType fn_type = mlirFunctionTypeGet(cx->mc, n_args, in_types, n_results, out_types);
   mlirOperationSetAttributeByName(fn, str_ref("function_type"), mlirTypeAttrGet(fn_type));
+  lw_finish_branch_failures(cx);
   return O2M_OK;
 }
 

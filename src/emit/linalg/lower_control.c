@@ -267,6 +267,56 @@ static o2m_status build_for(lw_ctx *cx, loop_plan *p, MlirValue trips, MlirValue
   return s;
 }
 
+/* ---- bodies that cannot be built for these shapes ------------------------------------ */
+
+/* scf.if (go) { the failure call (what, why) } */
+static o2m_status fail_if(lw_ctx *cx, MlirValue go, const char *what, const char *why) {
+  MlirBlock blocks[2] = {mlirBlockCreate(0, NULL, NULL), mlirBlockCreate(0, NULL, NULL)};
+  MlirBlock saved = cx->block;
+  cx->block = blocks[0];
+  o2m_status s = lw_failure_call(cx, what, why);
+  for (int b = 0; b < 2; b++) {
+    cx->block = blocks[b];
+    lw_op(cx, "scf.yield", 0, NULL, 0, NULL, NULL, 0);
+  }
+  cx->block = saved;
+  MlirOperation op = s ? (MlirOperation){NULL} : lw_op(cx, "scf.if", 1, &go, 0, NULL, NULL, 2);
+  if (mlirOperationIsNull(op)) {
+    lw_destroy_blocks(2, blocks);
+    return s ? s : lw_error(cx, "internal: cannot create scf.if");
+  }
+  for (int b = 0; b < 2; b++) mlirRegionAppendOwnedBlock(mlirOperationGetRegion(op, b), blocks[b]);
+  return O2M_OK;
+}
+
+/* Output i of a loop that never runs its body: empty (every dim not known
+ * from inference 0). */
+static o2m_status empty_output(lw_ctx *cx, int i) {
+  MlirType t = lw_tensor_type(cx, lw_out_type(cx, i));
+  if (mlirTypeIsNull(t) || mlirShapedTypeGetRank(t) > LW_MAX_RANK)
+    return lw_unsupported(cx, "output %d of a body that cannot be built has no known rank", i);
+  MlirValue zeros[LW_MAX_RANK];
+  for (int k = 0; k < mlirShapedTypeGetRank(t); k++) zeros[k] = lw_const_index(cx, 0);
+  return lw_set_out(cx, i, lw_empty(cx, t, zeros));
+}
+
+/* A Loop whose body cannot be built for these shapes (inference marked
+ * it): entered, it stops the call with the reason; else its outputs are
+ * the initial values and empty scan outputs. */
+static o2m_status loop_never_entered(lw_ctx *cx, const loop_plan *p, const MlirValue *init) {
+  MlirType i1 = lw_type(cx, "i1"), i64 = lw_type(cx, "i64");
+  MlirValue go = init[1];
+  if (p->has_m) { /* 0 < M, and the condition */
+    MlirValue some = lw_op1(cx, "arith.cmpi", 2, (MlirValue[]){lw_const_int(cx, i64, 0), p->m}, i1,
+                            "predicate = 2 : i64");
+    go = p->cond_stops ? lw_op1(cx, "arith.andi", 2, (MlirValue[]){some, go}, i1, NULL) : some;
+  }
+  o2m_status s = fail_if(cx, go, "the loop was entered", p->body->unbuildable);
+  for (int k = 0; k < p->n_carried && !s; k++) s = lw_set_out(cx, k, init[2 + k]);
+  for (int j = p->n_carried; j < cx->node->n_outputs && !s; j++) s = empty_output(cx, j);
+  return s;
+}
+
 o2m_status lw_lower_loop(lw_ctx *cx) {
   loop_plan p;
   memset(&p, 0, sizeof(p));
@@ -300,6 +350,7 @@ o2m_status lw_lower_loop(lw_ctx *cx) {
     p.types[2 + k] = t;
     init[2 + k] = lw_cast_tensor(cx, v, t);
   }
+  if (p.body->unbuildable) return loop_never_entered(cx, &p, init);
   /* Scan outputs go into a buffer of M slices when M bounds the loop:
    * exactly, or as an upper bound when the condition never changes, or as
    * a small constant (the buffer is then sliced to the iterations run).
@@ -519,6 +570,19 @@ static o2m_status scan_batched(lw_ctx *cx, const scan_plan *p, const MlirValue *
   return s;
 }
 
+/* A Scan whose body cannot be built for these shapes (inference marked it
+ * where the scanned length may be 0): a non-empty scan stops the call with
+ * the reason; else the states pass through and the scan outputs are empty. */
+static o2m_status scan_never_entered(lw_ctx *cx, const scan_plan *p, const MlirValue *ins) {
+  MlirValue length = lw_dim(cx, ins[p->n_state], p->in_axis[0]);
+  MlirValue go = lw_op1(cx, "arith.cmpi", 2, (MlirValue[]){lw_const_index(cx, 0), length}, lw_type(cx, "i1"),
+                        "predicate = 2 : i64");
+  o2m_status s = fail_if(cx, go, "the scan is not empty", p->body->unbuildable);
+  for (int i = 0; i < p->n_state && !s; i++) s = lw_set_out(cx, i, ins[i]);
+  for (int j = p->n_state; j < cx->node->n_outputs && !s; j++) s = empty_output(cx, j);
+  return s;
+}
+
 o2m_status lw_lower_scan(lw_ctx *cx) {
   scan_plan p;
   memset(&p, 0, sizeof(p));
@@ -559,6 +623,7 @@ o2m_status lw_lower_scan(lw_ctx *cx) {
     if (n < 0)
       return lw_unsupported(cx, "sequence_lens other than a known full length for every batch entry");
   }
+  if (p.body->unbuildable) return scan_never_entered(cx, &p, ins);
   s = batched ? scan_batched(cx, &p, ins, results) : scan_loop(cx, &p, ins, ins + p.n_state, results);
   for (int i = 0; i < cx->node->n_outputs && !s; i++) s = lw_set_out(cx, i, results[i]);
   return s;

@@ -34,6 +34,22 @@ static int keeps(const o2m_node *n) {
   return 1;
 }
 
+/* A branch that cannot be built calls the host through a custom_call
+ * (kit.h), its id a tensor<i32> operand. */
+static o2m_status failure_call(lw_ctx *cx, int id) {
+  int32_t value = id;
+  MlirType t = mlirRankedTensorTypeGet(0, NULL, mlirIntegerTypeGet(cx->mc, 32), mlirAttributeGetNull());
+  MlirNamedAttribute attr = mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, mlirStringRefCreateFromCString("value")),
+                                                  mlirDenseElementsAttrInt32Get(t, 1, &value));
+  MlirOperation c = lw_op_attrs(cx, "stablehlo.constant", 0, NULL, 1, &t, 1, &attr, 0);
+  MlirValue v = mlirOperationIsNull(c) ? (MlirValue){NULL} : mlirOperationGetResult(c, 0);
+  if (mlirValueIsNull(v) ||
+      mlirOperationIsNull(lw_op(cx, "stablehlo.custom_call", 1, &v, 0, NULL,
+                                "call_target_name = \"" O2M_BRANCH_FAILED_FN "\", has_side_effect = true", 0)))
+    return lw_error(cx, "internal: cannot create the failure call");
+  return O2M_OK;
+}
+
 static const lw_target stablehlo_target = {
     .name = "StableHLO",
     .lowering_for = sh_lowering_for,
@@ -44,6 +60,7 @@ static const lw_target stablehlo_target = {
     .unsigned_types = 1,
     .dense_constants = 1,
     .cast_op = "stablehlo.convert",
+    .failure_call = failure_call,
 };
 
 /* The functions of the module lose llvm.emit_c_interface (for the JIT

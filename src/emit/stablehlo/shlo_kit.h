@@ -24,7 +24,8 @@
  *   match its row in shlo_spec.def, which the checker enforces on every
  *   emitted module.
  * - A node StableHLO cannot express is refused with lw_unsupported and
- *   its reason, never hidden in a custom_call.
+ *   its reason, never hidden in a custom_call (the one custom_call is
+ *   the host call of an If branch that cannot be built, kit.h).
  */
 #ifndef O2M_SHLO_KIT_H
 #define O2M_SHLO_KIT_H

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "emit/tosa/tosa_kit.h"
+#include "util/diag.h"
 
 enum { CTL_MAX = 64 };
 
@@ -51,12 +52,29 @@ static MlirBlock block_for(lw_ctx *cx, int n, const MlirValue *values) {
 
 /* Builds one branch into its block: captures bound to the block's
  * arguments, yields cast to types (NULL: taken as they are). */
-static o2m_status build_branch(lw_ctx *cx, const o2m_graph *g, MlirBlock block, int n_caps,
-                               const o2m_value **caps, MlirValue *yields) {
+typedef struct branch_captures {
+  int n;
+  const o2m_value **values;
+} branch_captures;
+
+static o2m_status build_branch(lw_ctx *cx, const o2m_graph *g, MlirBlock block, MlirValue *yields,
+                               void *user) {
+  const branch_captures *caps = user;
   lw_scope saved;
   lw_scope_enter(cx, &saved, block);
-  for (int k = 0; k < n_caps; k++) lw_map(cx, caps[k], mlirBlockGetArgument(block, k));
+  for (int k = 0; k < caps->n; k++) lw_map(cx, caps->values[k], mlirBlockGetArgument(block, k));
   o2m_status s = lw_lower_subgraph(cx, g, 0, NULL, yields);
+  lw_scope_leave(cx, &saved);
+  return s;
+}
+
+/* The body of a branch that cannot be built (lw_fail_branch), in its
+ * isolated region. */
+static o2m_status build_failing_branch(lw_ctx *cx, int else_branch, const char *reason, MlirBlock block,
+                                       int n, const MlirValue *other, MlirValue *yields) {
+  lw_scope saved;
+  lw_scope_enter(cx, &saved, block);
+  o2m_status s = lw_fail_branch(cx, else_branch, reason, n, other, yields);
   lw_scope_leave(cx, &saved);
   return s;
 }
@@ -80,7 +98,13 @@ o2m_status tw_lower_if(lw_ctx *cx) {
   if (mlirValueIsNull(operands[0])) return lw_error(cx, "the condition is missing");
   MlirBlock blocks[2] = {block_for(cx, n_caps, operands + 1), block_for(cx, n_caps, operands + 1)};
   o2m_status s = O2M_OK;
-  for (int b = 0; b < 2 && !s; b++) s = build_branch(cx, branch[b], blocks[b], n_caps, caps, yields[b]);
+  branch_captures captures = {n_caps, caps};
+  const char *failure[2] = {NULL, NULL};
+  for (int b = 0; b < 2 && !s; b++)
+    s = lw_try_branch(cx, branch[b], blocks[b], yields[b], &failure[b], build_branch, &captures);
+  if (!s && failure[0] && failure[1]) s = o2m_fail(cx->diag, O2M_ERR_INVALID, "%s", failure[0]);
+  for (int b = 0; b < 2 && !s; b++)
+    if (failure[b]) s = build_failing_branch(cx, b, failure[b], blocks[b], n, yields[1 - b], yields[b]);
   MlirType types[CTL_MAX];
   for (int i = 0; i < n && !s; i++) {
     types[i] = lw_join_types(mlirValueGetType(yields[0][i]), mlirValueGetType(yields[1][i]));
@@ -143,7 +167,14 @@ static o2m_status build_body(lw_ctx *cx, const o2m_graph *body, MlirBlock block,
     int64_t one[1] = {1};
     if (t->kind == O2M_TYPE_TENSOR && t->rank == 1) args[k] = tw_reshape(cx, args[k], 1, one);
   }
-  o2m_status s = lw_lower_subgraph(cx, body, 2 + n_v, args, yields);
+  o2m_status s;
+  if (body->unbuildable) { /* stops the call when entered; the state as it came */
+    s = lw_failure_call(cx, "the loop was entered", body->unbuildable);
+    yields[0] = args[1];
+    for (int k = 0; k < n_v; k++) yields[1 + k] = args[2 + k];
+  } else {
+    s = lw_lower_subgraph(cx, body, 2 + n_v, args, yields);
+  }
   if (!s) {
     next[STATE_I] = tw_binary(cx, "tosa.add", mlirBlockGetArgument(block, STATE_I), scalar_i64(cx, 1));
     next[STATE_COND] = tw_reshape(cx, yields[0], 0, NULL);

@@ -121,3 +121,82 @@ with open(path("seq_in.pb"), "wb") as f:
 with open(path("opt_empty.pb"), "wb") as f:
     f.write(numpy_helper.from_optional(None, "opt").SerializeToString())
 save_pb("x2.pb", np.array([7, 8], np.float32), "x")
+
+# An If whose branches serve different input shapes (branch_model.onnx):
+# the then branch squeezes dim 1, which only fits inputs [N, 1]; the else
+# branch sums over dim 1. A Loop (cond_loop) whose body squeezes too, so
+# that it fits only when it is never entered (trip count 0).
+xs = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "M"])
+flag = helper.make_tensor_value_info("squeeze", TensorProto.BOOL, [])
+ys = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N"])
+axes1 = helper.make_tensor("axes1", TensorProto.INT64, [1], [1])
+then_g = helper.make_graph([helper.make_node("Squeeze", ["x", "axes1"], ["t"], name="squeeze_dim1")],
+                           "then", [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+else_g = helper.make_graph([helper.make_node("ReduceSum", ["x", "axes1"], ["e"], name="sum_dim1", keepdims=0)],
+                           "else", [], [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+g = helper.make_graph([helper.make_node("If", ["squeeze"], ["b"], name="by_shape",
+                                        then_branch=then_g, else_branch=else_g),
+                       helper.make_node("Neg", ["b"], ["y"], name="neg")],
+                      "branch_model", [flag, xs], [ys], initializer=[axes1])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, path("branch_model.onnx"))
+save_pb("true.pb", np.array(True), "squeeze")
+save_pb("false.pb", np.array(False), "squeeze")
+
+# A Loop whose body squeezes dim 1 of its carried value (loop_model.onnx):
+# it fits only inputs [N, 1], unless the loop is never entered: its
+# condition is t > 0, computed at run time (M is the constant 2).
+t_in = helper.make_tensor_value_info("t", TensorProto.FLOAT, [])
+body = helper.make_graph(
+    [helper.make_node("Squeeze", ["v_in", "axes1"], ["sq"], name="body_squeeze"),
+     helper.make_node("Add", ["sq", "one"], ["inc"], name="body_add"),
+     helper.make_node("Unsqueeze", ["inc", "axes1"], ["v_out"], name="body_unsqueeze"),
+     helper.make_node("Identity", ["c_in"], ["c_out"])],
+    "body",
+    [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+     helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+     helper.make_tensor_value_info("v_in", TensorProto.FLOAT, None)],
+    [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+     helper.make_tensor_value_info("v_out", TensorProto.FLOAT, None)])
+g = helper.make_graph([helper.make_node("Greater", ["t", "zero"], ["go"], name="positive"),
+                       helper.make_node("Loop", ["M", "go", "x"], ["v"], name="add_loop", body=body)],
+                      "loop_model", [t_in, xs], [helper.make_tensor_value_info("v", TensorProto.FLOAT, ["N", "M"])],
+                      initializer=[axes1, helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
+                                   helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+                                   helper.make_tensor("M", TensorProto.INT64, [], [2])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, path("loop_model.onnx"))
+save_pb("x21.pb", np.array([[4], [5]], np.float32), "x")
+save_pb("t1.pb", np.array(1, np.float32), "t")
+save_pb("t0.pb", np.array(0, np.float32), "t")
+
+# A Scan whose body squeezes dim 1 of each element (scan_model.onnx): it
+# fits only elements [N, 1], unless the scan is empty; x0.pb is [0, 2, 3].
+sbody = helper.make_graph(
+    [helper.make_node("Squeeze", ["e", "axes1"], ["se"], name="scan_squeeze"),
+     helper.make_node("Add", ["s_in", "se"], ["s_out"], name="scan_add"),
+     helper.make_node("Identity", ["s_out"], ["y_out"])],
+    "sbody",
+    [helper.make_tensor_value_info("s_in", TensorProto.FLOAT, None),
+     helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+    [helper.make_tensor_value_info("s_out", TensorProto.FLOAT, None),
+     helper.make_tensor_value_info("y_out", TensorProto.FLOAT, ["N"])])
+g = helper.make_graph([helper.make_node("Scan", ["s0", "x"], ["s", "ys"], name="sum_scan", body=sbody,
+                                        num_scan_inputs=1)],
+                      "scan_model",
+                      [helper.make_tensor_value_info("s0", TensorProto.FLOAT, ["N"]),
+                       helper.make_tensor_value_info("x", TensorProto.FLOAT, ["L", "N", "M"])],
+                      [helper.make_tensor_value_info("s", TensorProto.FLOAT, ["N"]),
+                       helper.make_tensor_value_info("ys", TensorProto.FLOAT, ["L", "N"])],
+                      initializer=[axes1])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, path("scan_model.onnx"))
+save_pb("x0.pb", np.zeros((0, 2, 3), np.float32), "x")
+save_pb("x221.pb", np.array([[[1], [2]], [[3], [4]]], np.float32), "x")
+save_pb("s0.pb", np.array([10, 20], np.float32), "s0")
