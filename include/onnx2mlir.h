@@ -49,6 +49,13 @@ typedef struct o2m_diag {
 /* A short English name of a status ("parse error", ...); static storage. */
 const char *o2m_status_name(o2m_status status);
 
+/* The library's version, O2M_VERSION_STRING of its build. */
+const char *o2m_version(void);
+
+/* Frees memory the library returned (o2m_model_info_text,
+ * o2m_model_import_to_buffer). NULL is ignored. */
+void o2m_free(void *p);
+
 /* ---- Models ------------------------------------------------------------ */
 
 typedef struct o2m_model o2m_model; /* a loaded, linked, type-inferred model */
@@ -83,6 +90,32 @@ enum {
  * histogram, parameters, per-target support. Never reads weight bytes. */
 o2m_status o2m_model_write_info(const o2m_model *model, unsigned flags,
                                 FILE *out, o2m_diag *diag);
+
+/* The same summary as a NUL-terminated string in *out (free with o2m_free). */
+o2m_status o2m_model_info_text(const o2m_model *model, unsigned flags, char **out, o2m_diag *diag);
+
+/* ---- Inputs and outputs -------------------------------------------------- */
+
+/* A graph input or output, typed as the model declares it and inference
+ * refines it. Every pointer lives as long as the model. */
+typedef struct o2m_value_desc {
+  const char *name;
+  const char *type;     /* as `info` writes it: "float[N,3]", "seq(int64[?])", ... */
+  int is_tensor;        /* 0: a sequence, optional, map or an unknown type */
+  int dtype;            /* tensors: ONNX's TensorProto.DataType (1 float, 7 int64,
+                           9 bool, ...); 0 when unknown */
+  int rank;             /* tensors: -1 when unranked */
+  const int64_t *dims;  /* `rank` sizes, -1 for a size not known */
+  const char *const *dim_names; /* `rank` entries: the dim's name in the
+                                   model (dim_param), or NULL */
+} o2m_value_desc;
+
+/* The inputs a caller feeds (graph inputs without an initializer), and
+ * the graph outputs; o2m_model_input/output describe the i-th one. */
+int o2m_model_input_count(const o2m_model *model);
+int o2m_model_output_count(const o2m_model *model);
+o2m_status o2m_model_input(o2m_model *model, int index, o2m_value_desc *out, o2m_diag *diag);
+o2m_status o2m_model_output(o2m_model *model, int index, o2m_value_desc *out, o2m_diag *diag);
 
 /* ---- Import to MLIR ---------------------------------------------------- */
 
@@ -120,6 +153,45 @@ typedef struct o2m_import_options {
 o2m_status o2m_model_import(o2m_model *model,
                             const o2m_import_options *options, FILE *out,
                             o2m_diag *diag);
+
+/* The same into memory: *out (free with o2m_free) holds *size bytes of
+ * text or bytecode, followed by a NUL. */
+o2m_status o2m_model_import_to_buffer(o2m_model *model, const o2m_import_options *options,
+                                      void **out, size_t *size, o2m_diag *diag);
+
+/* ---- Running ------------------------------------------------------------- */
+
+/* A dense tensor given to or returned by o2m_model_run, in ONNX's raw
+ * layout: row-major, little-endian, bool one byte each. */
+typedef struct o2m_tensor_data {
+  const char *name;    /* inputs: NULL, or the input's name (checked) */
+  int dtype;           /* ONNX's TensorProto.DataType */
+  int rank;
+  const int64_t *dims; /* `rank` sizes */
+  const void *data;    /* nbytes bytes (NULL when empty) */
+  size_t nbytes;
+} o2m_tensor_data;
+
+typedef struct o2m_run_config {
+  o2m_target target; /* O2M_TARGET_LINALG or O2M_TARGET_TOSA */
+  int opt_level;     /* LLVM's optimisation level 0..3 */
+} o2m_run_config;
+
+typedef struct o2m_results o2m_results; /* the outputs of one run */
+
+/* Runs the model on `inputs` (o2m_model_input_count of them, in input
+ * order): specialises it to their shapes, lowers it for the target,
+ * compiles it and calls it. `config` NULL: Linalg, -O2. The model is
+ * rewritten in place, so load it again for another run or import. Models
+ * with sequence or optional inputs or outputs are refused here (the CLI's
+ * `run` takes them). On success *out holds the graph's outputs. */
+o2m_status o2m_model_run(o2m_model *model, const o2m_run_config *config, int n_inputs,
+                         const o2m_tensor_data *inputs, o2m_results **out, o2m_diag *diag);
+int o2m_results_count(const o2m_results *results);
+/* Output `index` (named as the graph output); NULL when out of range.
+ * Valid until o2m_results_free. */
+const o2m_tensor_data *o2m_results_get(const o2m_results *results, int index);
+void o2m_results_free(o2m_results *results);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@
 #   run values the linalg-ratchet tests with sequence or optional inputs or
 #            outputs through `onnx2mlir run`, their files compared outside
 #            the tool (tests/conformance/check_run_values.py)
+#   install  installed into a moved prefix, used from it alone: CLI, C via
+#            CMake and pkg-config, Python, the .deb (tests/install)
 #   fuzz     a libFuzzer run of the reader+importer (seconds: $FUZZ_SECONDS,
 #            default 60; 0 skips it)
 # Ends with "N passed, N failed" over all suites; exits non-zero on failure.
@@ -91,6 +93,16 @@ if [[ "$(tail -n 1 "$values_log")" =~ ^run\ values:\ ([0-9]+)\ passed,\ ([0-9]+)
 else
   tail -n 20 "$values_log"
   count "run values" 0 1
+fi
+
+install_log="$build.install.log"
+tests/install/check_install.sh "$build" > "$install_log" 2>&1
+grep -A25 '^FAIL' "$install_log" | head -60
+if [[ "$(tail -n 1 "$install_log")" =~ ^install:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+  count install "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+else
+  tail -n 20 "$install_log"
+  count install 0 1
 fi
 
 fuzz_seconds=${FUZZ_SECONDS:-60}

@@ -8,8 +8,10 @@
  *                          Debian's shared libMLIR/libLLVM (~0.2 s to load).
  * `import --to torch|onnx` takes the first when it is there, everything else the
  * second. Search order for a plugin: $ONNX2MLIR_PLUGIN (the full plugin
- * only), next to the executable, ../lib/onnx2mlir/ relative to it, then
- * the build tree. */
+ * only), next to the executable (the build tree), then
+ * O2M_PLUGIN_RELDIR relative to it (<prefix>/<libdir>/onnx2mlir once
+ * installed; CMakeLists.txt computes it). Nothing depends on where the
+ * project was built. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -52,12 +54,11 @@ static void *open_plugin(const char *name, int quiet_if_absent, char *errors, si
   if (slash) {
     *slash = 0;
     if (found_in(exe, name, path, sizeof(path))) return try_open(path, errors, cap);
-    char lib[PATH_MAX + 32];
-    snprintf(lib, sizeof(lib), "%s/../lib/onnx2mlir", exe);
-    if (found_in(lib, name, path, sizeof(path))) return try_open(path, errors, cap);
+    char lib[PATH_MAX + 64];
+    snprintf(lib, sizeof(lib), "%s/%s", exe, O2M_PLUGIN_RELDIR);
+    if (found_in(lib, name, path, sizeof(path)) || !quiet_if_absent) return try_open(path, errors, cap);
   }
-  if (found_in(O2M_PLUGIN_BUILD_DIR, name, path, sizeof(path)) || !quiet_if_absent)
-    return try_open(path, errors, cap);
+  if (!quiet_if_absent) snprintf(errors + strlen(errors), cap - strlen(errors), "\n  %s: not found", name);
   return NULL;
 }
 

@@ -4,6 +4,8 @@
  * does not exist yet has a NULL row and is refused with a clear message.
  * Target names live in src/core/target.c (the CLI needs them without MLIR).
  */
+#include <stdlib.h>
+
 #include "emit/emit.h"
 #include "util/diag.h"
 
@@ -43,4 +45,23 @@ o2m_status o2m_model_import(o2m_model *model,
   if (!model || !out)
     return o2m_fail(diag, O2M_ERR_USAGE, "o2m_model_import: no model or output");
   return emit(model, options, out, diag);
+}
+
+o2m_status o2m_model_import_to_buffer(o2m_model *model, const o2m_import_options *options,
+                                      void **out, size_t *size, o2m_diag *diag) {
+  if (!out || !size) return o2m_fail(diag, O2M_ERR_USAGE, "o2m_model_import_to_buffer: no output");
+  char *buf = NULL;
+  *out = NULL;
+  *size = 0;
+  FILE *f = open_memstream(&buf, size);
+  if (!f) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  o2m_status s = o2m_model_import(model, options, f, diag);
+  if (fclose(f) != 0 && !s) s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  if (s) {
+    free(buf);
+    *size = 0;
+    return s;
+  }
+  *out = buf;
+  return O2M_OK;
 }

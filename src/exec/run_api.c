@@ -1,0 +1,93 @@
+/* run_api.c - o2m_model_run and o2m_results, the public face of
+ * o2m_run_model (run.h): tensors given as o2m_tensor_data, checked
+ * against the model's inputs, and results that own their memory. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "exec/run.h"
+#include "util/diag.h"
+
+struct o2m_results {
+  o2m_arena arena; /* the output tensors */
+  int n;
+  o2m_tensor_data *items;
+};
+
+/* Checks a given tensor's size and wraps it as an o2m_tensor. */
+static o2m_status wrap_input(o2m_model *model, int i, const o2m_tensor_data *d, o2m_arena *arena,
+                             o2m_tensor **out, o2m_diag *diag) {
+  const o2m_value *v = o2m_runtime_input(model, i);
+  if (d->name && strcmp(d->name, v->name) != 0)
+    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input %d is '%s', not '%s'", model->path, i, v->name, d->name);
+  int bits = d->dtype > 0 && d->dtype < O2M_DT_COUNT ? o2m_dtype_bits((o2m_dtype)d->dtype) : 0;
+  if (bits < 8 && d->dtype != O2M_DT_BOOL)
+    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s': dtype %d is not one o2m_model_run takes", model->path,
+                    v->name, d->dtype);
+  if (d->rank < 0 || d->rank > 64 || (d->rank && !d->dims))
+    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s': rank %d", model->path, v->name, d->rank);
+  o2m_tensor *t = o2m_arena_alloc(arena, sizeof(*t));
+  int64_t *dims = o2m_arena_array(arena, (size_t)d->rank + 1, sizeof(*dims));
+  if (!t || !dims) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  memset(t, 0, sizeof(*t));
+  int64_t count = 1;
+  for (int k = 0; k < d->rank; k++) {
+    if (d->dims[k] < 0 || (d->dims[k] && count > INT64_MAX / 64 / d->dims[k]))
+      return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s': dim %d is %lld", model->path, v->name, k,
+                      (long long)d->dims[k]);
+    count *= dims[k] = d->dims[k];
+  }
+  size_t want = (size_t)count * (size_t)(bits < 8 ? 1 : bits / 8);
+  if (d->nbytes != want || (want && !d->data))
+    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s' holds %zu bytes; %s of %lld elements takes %zu",
+                    model->path, v->name, d->nbytes, o2m_dtype_name((o2m_dtype)d->dtype), (long long)count, want);
+  *t = (o2m_tensor){.name = v->name, .dtype = (o2m_dtype)d->dtype, .rank = d->rank, .dims = dims,
+                    .count = count, .data = d->data, .nbytes = d->nbytes, .origin = O2M_DATA_INLINE};
+  *out = t;
+  return O2M_OK;
+}
+
+o2m_status o2m_model_run(o2m_model *model, const o2m_run_config *config, int n_inputs,
+                         const o2m_tensor_data *inputs, o2m_results **out, o2m_diag *diag) {
+  if (!model || !out || (n_inputs && !inputs))
+    return o2m_fail(diag, O2M_ERR_USAGE, "o2m_model_run: no model, inputs or output");
+  *out = NULL;
+  int want = o2m_model_input_count(model);
+  if (n_inputs != want)
+    return o2m_fail(diag, O2M_ERR_USAGE, "%s: the model takes %d inputs but %d were given", model->path, want,
+                    n_inputs);
+  o2m_results *r = calloc(1, sizeof(*r));
+  if (!r) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  int n_out = model->graph->n_outputs;
+  o2m_tensor **ins = o2m_arena_array(&r->arena, (size_t)n_inputs + 1, sizeof(*ins));
+  o2m_tensor **outs = o2m_arena_array(&r->arena, (size_t)n_out + 1, sizeof(*outs));
+  r->items = o2m_arena_array(&r->arena, (size_t)n_out + 1, sizeof(*r->items));
+  o2m_status s = ins && outs && r->items ? O2M_OK : o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n_inputs && !s; i++) s = wrap_input(model, i, &inputs[i], &r->arena, &ins[i], diag);
+  o2m_run_options options = {.target = config ? config->target : O2M_TARGET_LINALG,
+                             .opt_level = config ? config->opt_level : 2};
+  if (!s) s = o2m_run_model(model, &options, n_inputs, (const o2m_tensor *const *)ins, outs, &r->arena, NULL, diag);
+  for (int i = 0; i < n_out && !s; i++) {
+    const o2m_tensor *t = outs[i];
+    r->items[i] = (o2m_tensor_data){t->name, (int)t->dtype, t->rank, t->dims, t->data, t->nbytes};
+  }
+  if (s) {
+    o2m_results_free(r);
+    return s;
+  }
+  r->n = n_out;
+  *out = r;
+  return O2M_OK;
+}
+
+int o2m_results_count(const o2m_results *results) { return results ? results->n : 0; }
+
+const o2m_tensor_data *o2m_results_get(const o2m_results *results, int index) {
+  return results && index >= 0 && index < results->n ? &results->items[index] : NULL;
+}
+
+void o2m_results_free(o2m_results *results) {
+  if (!results) return;
+  o2m_arena_free(&results->arena);
+  free(results);
+}
