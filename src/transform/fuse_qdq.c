@@ -6,8 +6,9 @@
  * the quantized tensors: this pass finds those patterns before the
  * normalizations and decompositions (which would otherwise turn the Q/DQ
  * nodes into float arithmetic) and replaces each QuantizeLinear by the
- * integer op, dropping the Conv/MatMul and DequantizeLinear nodes nothing
- * else reads. A Relu between the Conv and the QuantizeLinear becomes a
+ * integer op, dropping the Conv/MatMul and the DequantizeLinear nodes
+ * nothing else reads (one that also feeds another node, e.g. the Add of a
+ * residual, stays for it). A Relu between the Conv and the QuantizeLinear becomes a
  * Max with the output zero point.
  *
  * Applies only where the quantization is per tensor for activations (per
@@ -32,6 +33,21 @@ static o2m_node *sole_producer(o2m_value *v, const char *op) {
   if (!v || v->kind != O2M_VALUE_NODE || !v->producer || v->use_count != 1) return NULL;
   o2m_node *n = v->producer;
   return !n->domain[0] && strcmp(n->op_type, op) == 0 ? n : NULL;
+}
+
+/* The node producing v when it is a single-output default-domain `op`,
+ * however many nodes read v (a DequantizeLinear that also feeds an Add of
+ * a residual, say). */
+static o2m_node *producer(o2m_value *v, const char *op) {
+  if (!v || v->kind != O2M_VALUE_NODE || !v->producer || v->producer->n_outputs != 1) return NULL;
+  o2m_node *n = v->producer;
+  return !n->domain[0] && strcmp(n->op_type, op) == 0 ? n : NULL;
+}
+
+/* Adds a DequantizeLinear the fused op replaces to the dead list when
+ * nothing else reads it. */
+static void drop_if_unread(o2m_node *dq, o2m_node **dead, int *n_dead) {
+  if (dq->outputs[0] && dq->outputs[0]->use_count == 1) dead[(*n_dead)++] = dq;
 }
 
 static const o2m_tensor *known(const o2m_value *v) {
@@ -82,8 +98,8 @@ int o2m_fuse_qdq(o2m_rewriter *rw, o2m_node **dead, int *n_dead, o2m_keeps_op_fn
   if (!op) op = sole_producer(pre, "MatMul");
   if (!op || op->n_inputs < 2) return 0;
   int w_rank = op->inputs[1] ? op->inputs[1]->type.rank : -1;
-  o2m_node *dqx = sole_producer(op->inputs[0], "DequantizeLinear");
-  o2m_node *dqw = sole_producer(op->inputs[1], "DequantizeLinear");
+  o2m_node *dqx = producer(op->inputs[0], "DequantizeLinear");
+  o2m_node *dqw = producer(op->inputs[1], "DequantizeLinear");
   o2m_value *x, *xs, *xzp, *w, *ws, *wzp;
   if (!dq_operands(dqx, -1, &x, &xs, &xzp) || !dq_operands(dqw, conv ? 0 : w_rank - 1, &w, &ws, &wzp)) return 0;
   const char *fused = conv ? "QLinearConv" : "QLinearMatMul";
@@ -138,8 +154,8 @@ int o2m_fuse_qdq(o2m_rewriter *rw, o2m_node **dead, int *n_dead, o2m_keeps_op_fn
   }
   if (s) return -1;
   dead[(*n_dead)++] = op;
-  dead[(*n_dead)++] = dqx;
-  dead[(*n_dead)++] = dqw;
+  drop_if_unread(dqx, dead, n_dead);
+  drop_if_unread(dqw, dead, n_dead);
   if (relu) dead[(*n_dead)++] = relu;
   return 1;
 }
