@@ -12,8 +12,11 @@ from onnx import numpy_helper
 model = onnx.load(sys.argv[1])
 out = model.graph.output[0].name
 dq = next(n for n in model.graph.node if n.output[0] == out and n.op_type == "DequantizeLinear")
-inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-scale = float(inits[dq.input[1]].reshape(-1)[0])
+consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+for n in model.graph.node:  # PyTorch's converted models keep scales in Constant nodes
+    if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
+        consts[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+scale = float(consts[dq.input[1]].reshape(-1)[0])
 a, b = np.load(sys.argv[2]), np.load(sys.argv[3])
 steps = float(np.max(np.abs(a - b))) / scale if a.shape == b.shape else float("inf")
 print("scale %g, largest difference %.3f steps" % (scale, steps))
