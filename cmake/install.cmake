@@ -59,6 +59,6 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # the Debian LLVM/MLIR 22 runtime the CLI, its plugins and the library load
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libmlir-22 (>= 1:22.1), libllvm22 (>= 1:22.1), libc6, libstdc++6")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, python3-numpy")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, python3-numpy, libopenblas0-serial | libopenblas0")
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON) # shlibs file and the ldconfig trigger
 include(CPack)

@@ -39,10 +39,19 @@ o2m_status o2m_emit_onnx(o2m_model *model, const o2m_import_options *options, FI
 o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
                            FILE *out, o2m_diag *diag);
 
+/* `for_jit` of the Linalg module builders: 0 for `import`, else
+ * O2M_JIT for the JIT's plain loop lowering (lw_ctx.for_jit), with
+ * O2M_JIT_SGEMM when the executor has BLAS kernels: float32 matrix
+ * products (2-D, and 3-D with one batch size) are then linalg.generic ops
+ * tagged library_call = O2M_SGEMM_CALL or O2M_SGEMM_BATCHED_CALL, which
+ * the executor turns into calls of those kernels (exec_blas.c). */
+enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2 };
+#define O2M_SGEMM_CALL "o2m_sgemm"
+#define O2M_SGEMM_BATCHED_CALL "o2m_sgemm_batched"
+
 /* Builds the Linalg module in `mc` (whose dialects it loads) without
  * printing it: `func.func @main` takes the runtime inputs and returns the
- * graph outputs, with llvm.emit_c_interface. for_jit non-zero: for the
- * JIT's plain loop lowering (lw_ctx.for_jit in linalg/lower.h). */
+ * graph outputs, with llvm.emit_c_interface; for_jit as above. */
 o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc,
                                   int for_jit, MlirModule *out,
                                   o2m_diag *diag);

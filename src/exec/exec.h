@@ -53,6 +53,8 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry,
 
 /* The number of results of the entry function. */
 int o2m_exec_output_count(const o2m_exec *exec);
+/* How many matrix products the compiled code hands to BLAS (exec_blas.c). */
+int o2m_exec_blas_calls(const o2m_exec *exec);
 
 /* Calls the entry function. inputs[i] must match the function's i-th
  * argument (dtype and rank; the sizes of dynamic dims may be anything; an

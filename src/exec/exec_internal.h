@@ -38,7 +38,7 @@ void exec_capture_end(exec_errors *errors);
 
 /* Lowers a verified Linalg-on-tensors module to the LLVM dialect in place
  * (bufferization, deallocation, loops, then LLVM). */
-o2m_status exec_lower_to_llvm(MlirModule module, o2m_diag *diag);
+o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_diag *diag);
 
 /* ---- If branches that fail when taken (exec_branch_failure.c) ------- */
 
@@ -57,6 +57,18 @@ void exec_register_branch_failed(MlirExecutionEngine engine);
  * branch passed: the call was stopped there (the buffers the generated
  * code had allocated in that call are lost). */
 int exec_guarded_call(void (*fn)(void **), void **args);
+
+/* ---- float32 matrix products through BLAS (exec_blas.c) -------------- */
+
+/* Whether BLAS was found (libopenblas.so.0; not when ONNX2MLIR_NO_BLAS is
+ * set): the Linalg emitter then tags float32 products (O2M_JIT_SGEMM). */
+int exec_blas_available(void);
+/* On a bufferized module: every tagged linalg.generic becomes a call of
+ * its kernel (memref.cast to strided memrefs, func.call, the private
+ * declaration with llvm.emit_c_interface); *count receives how many. */
+o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag);
+/* Gives the JIT the kernels (before the engine is initialized). */
+void exec_register_blas(MlirExecutionEngine engine);
 
 /* ---- element types and memref descriptors --------------------------- */
 

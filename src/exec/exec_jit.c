@@ -38,6 +38,7 @@ struct o2m_exec {
   o2m_arena arena; /* the signature, the branch failures */
   exec_branch_failures failures;
   int n_args, n_results;
+  int blas_calls; /* matrix products through BLAS */
   exec_arg *args, *results;
 };
 
@@ -138,6 +139,7 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, o
     return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "JIT compilation of @%s failed: %s", e->entry,
                     errors.text[0] ? errors.text : "the LLVM IR translation or code generation failed");
   if (e->failures.n) exec_register_branch_failed(e->engine);
+  exec_register_blas(e->engine);
   mlirExecutionEngineInitialize(e->engine);
   char name[512];
   snprintf(name, sizeof(name), "_mlir_ciface_%s", e->entry);
@@ -159,7 +161,7 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
   int opt_level = options && options->opt_level >= 0 && options->opt_level <= 3 ? options->opt_level : 2;
   o2m_status s = read_signature(e, module, diag);
   if (!s) s = exec_read_branch_failures(module, &e->arena, &e->failures, diag);
-  if (!s) s = exec_lower_to_llvm(module, diag);
+  if (!s) s = exec_lower_to_llvm(module, &e->blas_calls, diag);
   if (!s) s = create_engine(e, module, opt_level, diag);
   mlirModuleDestroy(module);
   if (s) {
@@ -171,6 +173,8 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
 }
 
 int o2m_exec_output_count(const o2m_exec *exec) { return exec->n_results; }
+
+int o2m_exec_blas_calls(const o2m_exec *exec) { return exec->blas_calls; }
 
 void o2m_exec_free(o2m_exec *exec) {
   if (!exec) return;

@@ -22,7 +22,8 @@ typedef o2m_status (*module_builder)(o2m_model *model, MlirContext mc, const o2m
 
 static o2m_status build_linalg(o2m_model *model, MlirContext mc, const o2m_io_value *inputs,
                                o2m_io_value *outputs, MlirModule *out, o2m_diag *diag) {
-  return o2m_emit_linalg_module_io(model, mc, 1, inputs, outputs, out, diag);
+  return o2m_emit_linalg_module_io(model, mc, O2M_JIT | (exec_blas_available() ? O2M_JIT_SGEMM : 0), inputs,
+                                   outputs, out, diag);
 }
 
 static o2m_status build_tosa(o2m_model *model, MlirContext mc, const o2m_io_value *inputs,
@@ -104,6 +105,7 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
   o2m_exec_options eo = {r->options->opt_level};
   if ((s = o2m_exec_compile(module, entry, &eo, &exec, diag))) return s;
   r->timings.compile_ms = now_ms() - t0;
+  r->timings.blas_calls = o2m_exec_blas_calls(exec);
   enter(r, O2M_PHASE_RUN);
   int n = o2m_exec_output_count(exec);
   if (expected_outputs >= 0 && n != expected_outputs)

@@ -34,6 +34,7 @@ typedef struct o2m_run_timings {
   double run_median_ms; /* one call of the compiled code, copying the */
   double run_min_ms;    /* inputs in and the outputs out included */
   int runs;             /* how many calls were timed (options->repeat) */
+  int blas_calls;       /* matrix products the compiled code hands to BLAS */
 } o2m_run_timings;
 
 typedef struct o2m_run_options {

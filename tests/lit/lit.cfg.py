@@ -20,3 +20,13 @@ for var in ("HOME", "TMPDIR"):
 # %{status} CMD...: runs CMD, then prints "exit=<status>", so that a test can
 # check the exact exit status (1: bad model, 2: bad usage) with FileCheck.
 config.substitutions.append(("%{status}", os.path.join(config.test_source_root, "run_status.sh")))
+
+# "blas": OpenBLAS is there for `run` to hand matrix products to
+# (setup.sh installs libopenblas0-serial)
+try:
+    import ctypes
+
+    ctypes.CDLL("libopenblas.so.0")
+    config.available_features.add("blas")
+except OSError:
+    pass

@@ -321,6 +321,80 @@ static o2m_status conv_operands(lw_ctx *cx, MlirValue *x, MlirValue *w, MlirValu
   return O2M_OK;
 }
 
+/* ---- float32 convolutions as one BLAS product (emit.h, O2M_JIT_SGEMM) ----------------- */
+
+static o2m_status copy_body(lw_ctx *cx, const MlirValue *args, MlirValue *yields, void *user) {
+  (void)cx, (void)user;
+  yields[0] = args[0];
+  return O2M_OK;
+}
+
+/* An ungrouped float32 convolution of one image with static shapes as
+ * im2col and a matrix product: col [C, k..., o...] gathers the padded
+ * input's taps (x[c, o*stride + k*dilation]), and y [F, o...] = the bias
+ * + w [F, C*k...] col [C*k..., o...], a tagged BLAS call. *done stays 0
+ * for other convolutions. */
+static o2m_status im2col_conv(lw_ctx *cx, const conv_plan *p, MlirValue x, MlirValue w, MlirValue b,
+                              MlirValue *result, int *done) {
+  *done = 0;
+  const lw_window *win = &p->win;
+  int s = win->n;
+  MlirType tx = mlirValueGetType(x), tw = mlirValueGetType(w);
+  if (!(cx->for_jit & O2M_JIT_SGEMM) || p->dtype != O2M_DT_FLOAT || p->groups != 1 ||
+      !mlirShapedTypeHasStaticShape(tx) || !mlirShapedTypeHasStaticShape(tw) || mlirShapedTypeGetDimSize(tx, 0) != 1)
+    return O2M_OK;
+  int64_t taps = 1, outs = 1, c = mlirShapedTypeGetDimSize(tx, 1), f = mlirShapedTypeGetDimSize(tw, 0);
+  int64_t col_shape[1 + 2 * LW_MAX_SPATIAL], y_shape[2 + LW_MAX_SPATIAL];
+  col_shape[0] = c;
+  for (int i = 0; i < s; i++) {
+    if (!lw_ix_is_const(win->out[i])) return O2M_OK;
+    col_shape[1 + i] = win->kernel[i];
+    col_shape[1 + s + i] = win->out[i].c;
+    taps *= win->kernel[i];
+    outs *= win->out[i].c;
+  }
+  /* the gather: loops c, k..., o... over x [1, C, padded...] */
+  int n_loops = 1 + 2 * s;
+  char iters[MAX_LOOPS + 1];
+  memset(iters, 'p', (size_t)n_loops);
+  iters[n_loops] = 0;
+  lw_aff xm[2 + LW_MAX_SPATIAL];
+  xm[0] = lw_aff_const(0);
+  xm[1] = lw_aff_dim(0);
+  for (int i = 0; i < s; i++) xm[2 + i] = lw_aff_2(1 + s + i, win->stride[i], 1 + i, win->dilation[i], 0);
+  MlirAttribute maps[2] = {lw_aff_map(cx, n_loops, 2 + s, xm), lw_identity_map(cx, n_loops)};
+  MlirValue col = lw_empty(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, n_loops, col_shape), NULL);
+  lw_generic_spec gather = {n_loops, iters, 1, 1, &x, &maps[0], &col, &maps[1], copy_body, NULL};
+  o2m_status st = lw_generic(cx, &gather, &col);
+  if (st) return st;
+  int64_t flat_col[2] = {c * taps, outs}, flat_w[2] = {f, c * taps}, flat_y[2] = {f, outs};
+  MlirValue ins[2] = {lw_reshape_static(cx, w, O2M_DT_FLOAT, 2, flat_w),
+                      lw_reshape_static(cx, col, O2M_DT_FLOAT, 2, flat_col)};
+  if (mlirValueIsNull(ins[0]) || mlirValueIsNull(ins[1])) return lw_error(cx, "internal: cannot flatten im2col");
+  lw_ix dims[2] = {lw_ix_c(f), lw_ix_c(outs)};
+  MlirValue init;
+  st = start_value(cx, p, lw_tensor_type_of(cx, O2M_DT_FLOAT, 2, flat_y), dims, b,
+                   lw_affine_map(cx, 2, 1, (int[]){0}), &init);
+  if (st) return st;
+  /* y[f, o] += w[f, t] col[t, o]: loops f, t, o */
+  MlirAttribute pm[3] = {lw_affine_map(cx, 3, 2, (int[]){0, 1}), lw_affine_map(cx, 3, 2, (int[]){1, 2}),
+                         lw_affine_map(cx, 3, 2, (int[]){0, 2})};
+  conv_plan product = *p;
+  product.transposed = 0;
+  lw_generic_spec mm = {3, "prp", 2, 1, ins, pm, &init, &pm[2], conv_body, &product};
+  MlirValue y;
+  if ((st = lw_generic(cx, &mm, &y))) return st;
+  mlirOperationSetAttributeByName(mlirOpResultGetOwner(y), mlirStringRefCreateFromCString("library_call"),
+                                  mlirStringAttrGet(cx->mc, mlirStringRefCreateFromCString(O2M_SGEMM_CALL)));
+  y_shape[0] = 1;
+  y_shape[1] = f;
+  for (int i = 0; i < s; i++) y_shape[2 + i] = win->out[i].c;
+  *result = lw_reshape_static(cx, y, O2M_DT_FLOAT, 2 + s, y_shape);
+  if (mlirValueIsNull(*result)) return lw_error(cx, "internal: cannot shape the convolution's result");
+  *done = 1;
+  return O2M_OK;
+}
+
 o2m_status lw_lower_conv(lw_ctx *cx) {
   MlirValue x, w, b, y;
   conv_plan p;
@@ -328,6 +402,9 @@ o2m_status lw_lower_conv(lw_ctx *cx) {
   o2m_status s = conv_operands(cx, &x, &w, &b, &p, kernel);
   if (s || (s = lw_window_read(cx, x, kernel, &p.win))) return s;
   x = lw_window_pad(cx, x, &p.win, lw_const_scalar(cx, p.dtype, 0));
+  int blas = 0;
+  if ((s = im2col_conv(cx, &p, x, w, b, &y, &blas))) return s;
+  if (blas) return lw_set_out(cx, 0, y);
   /* the JIT takes the generic (its loop order) when the weight is static */
   int generic_for_jit = cx->for_jit && lw_static_dim(w, 0) >= 0 && lw_static_dim(w, 1) >= 0;
   if (p.groups == 1 && p.win.n <= 3 && !generic_for_jit) {

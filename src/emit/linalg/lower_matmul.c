@@ -10,7 +10,9 @@
  * is broadcast (read at 0). f16/bf16 accumulate in f32 and are rounded
  * once at the end. MatMul uses linalg.matmul / linalg.batch_matmul when
  * the operands are plain 2-D / equal-batch 3-D of one dtype, except for
- * the JIT (lw_ctx.for_jit): it gets the generic, whose loops run i, k, j.
+ * the JIT (lw_ctx.for_jit): it gets the generic, whose loops run i, k, j,
+ * tagged as a BLAS call for float32 when the executor has BLAS (emit.h,
+ * O2M_JIT_SGEMM).
  */
 #include <string.h>
 
@@ -153,12 +155,74 @@ static int named_matmul(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dtype, M
   return !mlirValueIsNull(*result);
 }
 
+/* ---- float32 products as BLAS calls (emit.h, O2M_JIT_SGEMM) ---------------------- */
+
+/* The tagged generic of a [M, K] x b [K, N] (rank 2) or of a [B, M, K] x
+ * b [B, K, N] (rank 3). */
+static o2m_status tagged_product(lw_ctx *cx, MlirValue a, MlirValue b, int rank, MlirValue *r) {
+  contraction c = {.n_in = 2, .ins = {a, b}, .dtype = O2M_DT_FLOAT, .rank = {rank, rank}};
+  enum { BATCH, M, N, K };
+  int batch = rank == 3;
+  if (batch) c.labels[0][0] = c.labels[1][0] = c.out_labels[c.out_rank++] = BATCH;
+  c.labels[0][batch] = M, c.labels[0][batch + 1] = K;
+  c.labels[1][batch] = K, c.labels[1][batch + 1] = N;
+  c.out_labels[c.out_rank++] = M;
+  c.out_labels[c.out_rank++] = N;
+  o2m_status s = contract(cx, &c, O2M_DT_FLOAT, r);
+  if (s) return s;
+  mlirOperationSetAttributeByName(mlirOpResultGetOwner(*r), mlirStringRefCreateFromCString("library_call"),
+                                  mlirStringAttrGet(cx->mc, mlirStringRefCreateFromCString(
+                                                                batch ? O2M_SGEMM_BATCHED_CALL : O2M_SGEMM_CALL)));
+  return O2M_OK;
+}
+
+/* A float32 MatMul as one BLAS call where shapes are static: a [..., M, K]
+ * x b [K, N] as one 2-D product of a's rows (its leading dims folded into
+ * M), or a [batch..., M, K] x b [batch..., K, N] with equal batch dims as
+ * one batched product. *done stays 0 for other forms. */
+static o2m_status lower_sgemm(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dtype, int *done) {
+  *done = 0;
+  if (!(cx->for_jit & O2M_JIT_SGEMM) || dtype != O2M_DT_FLOAT) return O2M_OK;
+  MlirType ta = mlirValueGetType(a), tb = mlirValueGetType(b);
+  int ra = (int)mlirShapedTypeGetRank(ta), rb = (int)mlirShapedTypeGetRank(tb);
+  if (!mlirShapedTypeHasStaticShape(ta) || !mlirShapedTypeHasStaticShape(tb) || ra < 2 || rb < 2 ||
+      ra >= LW_MAX_RANK || (rb != 2 && rb != ra))
+    return O2M_OK;
+  int64_t out[LW_MAX_RANK];
+  for (int k = 0; k < ra - 1; k++) out[k] = mlirShapedTypeGetDimSize(ta, k);
+  out[ra - 1] = mlirShapedTypeGetDimSize(tb, rb - 1);
+  for (int k = 0; rb > 2 && k < ra - 2; k++)
+    if (mlirShapedTypeGetDimSize(ta, k) != mlirShapedTypeGetDimSize(tb, k)) return O2M_OK; /* broadcast */
+  int split = rb == 2 ? ra - 1 : ra - 2; /* the dims folded into one */
+  int64_t a_shape[LW_MAX_RANK], b_shape[LW_MAX_RANK];
+  for (int k = 0; k < ra; k++) a_shape[k] = mlirShapedTypeGetDimSize(ta, k);
+  for (int k = 0; k < rb; k++) b_shape[k] = mlirShapedTypeGetDimSize(tb, k);
+  int rank = rb == 2 ? 2 : 3;
+  int64_t fa[3] = {1}, fb[3] = {1};
+  for (int k = 0; k < split; k++) fa[0] *= a_shape[k], fb[0] *= rb > 2 ? b_shape[k] : 1;
+  for (int k = split; k < ra; k++) fa[1 + k - split] = a_shape[k];
+  for (int k = split; rb > 2 && k < rb; k++) fb[1 + k - split] = b_shape[k];
+  if (split > 1) a = lw_reshape_static(cx, a, O2M_DT_FLOAT, rank, fa);
+  if (rb > 3) b = lw_reshape_static(cx, b, O2M_DT_FLOAT, rank, fb);
+  MlirValue r;
+  o2m_status s = mlirValueIsNull(a) || mlirValueIsNull(b) ? lw_error(cx, "internal: cannot fold the batch dims")
+                                                          : tagged_product(cx, a, b, rank, &r);
+  if (!s && split > 1) r = lw_reshape_static(cx, r, O2M_DT_FLOAT, ra, out);
+  if (!s && mlirValueIsNull(r)) s = lw_error(cx, "internal: cannot unfold the batch dims");
+  if (!s) s = lw_set_out(cx, 0, r);
+  *done = !s;
+  return s;
+}
+
 o2m_status lw_lower_matmul(lw_ctx *cx) {
   MlirValue a = lw_in(cx, 0), b = lw_in(cx, 1);
   o2m_dtype dtype = lw_out_type(cx, 0)->elem;
   if (mlirValueIsNull(a) || mlirValueIsNull(b)) return lw_unsupported(cx, "an operand is not a ranked tensor");
   if (lw_in_type(cx, 0)->elem != dtype || lw_in_type(cx, 1)->elem != dtype)
     return lw_error(cx, "operands of different dtypes");
+  int done;
+  o2m_status sg = lower_sgemm(cx, a, b, dtype, &done);
+  if (sg || done) return sg;
   MlirValue r;
   if (dtype != O2M_DT_BOOL && !mlirTypeIsNull(lw_elem_type(cx, dtype)) &&
       named_matmul(cx, a, b, dtype, &r)) {

@@ -548,6 +548,17 @@ static MlirType units_type(MlirType like, int rank) {
                                  mlirAttributeGetNull());
 }
 
+MlirValue lw_reshape_static(lw_ctx *cx, MlirValue x, o2m_dtype dtype, int rank, const int64_t *shape) {
+  MlirType t = mlirValueGetType(x);
+  int rin = (int)mlirShapedTypeGetRank(t);
+  if (rin > LW_MAX_RANK || rank > LW_MAX_RANK) return (MlirValue){NULL};
+  o2m_dim din[LW_MAX_RANK], dout[LW_MAX_RANK];
+  for (int k = 0; k < rin; k++) din[k] = (o2m_dim){mlirShapedTypeGetDimSize(t, k), NULL};
+  for (int k = 0; k < rank; k++) dout[k] = (o2m_dim){shape[k], NULL};
+  o2m_type in_t = {O2M_TYPE_TENSOR, dtype, rin, din, NULL}, out_t = {O2M_TYPE_TENSOR, dtype, rank, dout, NULL};
+  return lw_reshape(cx, x, &in_t, &out_t, NULL);
+}
+
 MlirValue lw_reshape(lw_ctx *cx, MlirValue x, const o2m_type *in_t, const o2m_type *out_t,
                      const lw_ix *given) {
   MlirType in_type = mlirValueGetType(x), out_type = lw_tensor_type(cx, out_t);

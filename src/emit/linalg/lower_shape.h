@@ -97,6 +97,10 @@ MlirValue lw_extract_at(lw_ctx *cx, MlirValue tensor, int64_t k);
 MlirValue lw_reshape(lw_ctx *cx, MlirValue x, const o2m_type *in_t, const o2m_type *out_t,
                      const lw_ix *dims);
 
+/* lw_reshape of a statically shaped x to `shape` (rank entries, same
+ * dtype `dtype`). */
+MlirValue lw_reshape_static(lw_ctx *cx, MlirValue x, o2m_dtype dtype, int rank, const int64_t *shape);
+
 /* tensor.extract_slice of src with offsets, sizes and strides given per
  * dim (rank entries each; strides NULL = all 1); the result is static
  * where the size is a constant. */

@@ -200,3 +200,40 @@ onnx.save(m, path("scan_model.onnx"))
 save_pb("x0.pb", np.zeros((0, 2, 3), np.float32), "x")
 save_pb("x221.pb", np.array([[[1], [2]], [[3], [4]]], np.float32), "x")
 save_pb("s0.pb", np.array([10, 20], np.float32), "s0")
+
+# Float32 products that `run` hands to BLAS when it finds it (blas_model.onnx):
+# a strided, dilated, padded Conv with a bias, then a 3-D x 2-D MatMul and a
+# 4-D x 4-D MatMul; the expected outputs computed here with NumPy.
+rng = np.random.default_rng(7)
+img = rng.standard_normal((1, 3, 9, 8)).astype(np.float32)
+cw = rng.standard_normal((4, 3, 3, 2)).astype(np.float32)
+cb = rng.standard_normal(4).astype(np.float32)
+mw = rng.standard_normal((7, 5)).astype(np.float32)
+q4 = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+k4 = rng.standard_normal((2, 3, 6, 5)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("Conv", ["img", "cw", "cb"], ["conv"], strides=[2, 1], dilations=[1, 2], pads=[1, 0, 1, 1]),
+     helper.make_node("MatMul", ["conv", "mw"], ["proj"]),
+     helper.make_node("MatMul", ["q4", "k4"], ["attn"])],
+    "blas_model",
+    [helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 3, 9, 8]),
+     helper.make_tensor_value_info("q4", TensorProto.FLOAT, [2, 3, 4, 6])],
+    [helper.make_tensor_value_info("proj", TensorProto.FLOAT, [1, 4, 5, 5]),
+     helper.make_tensor_value_info("attn", TensorProto.FLOAT, [2, 3, 4, 5])],
+    initializer=[numpy_helper.from_array(cw, "cw"), numpy_helper.from_array(cb, "cb"),
+                 numpy_helper.from_array(mw, "mw"), numpy_helper.from_array(k4, "k4")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, path("blas_model.onnx"))
+padded = np.pad(img, ((0, 0), (0, 0), (1, 1), (0, 1)))
+oh, ow = (padded.shape[2] - 3) // 2 + 1, padded.shape[3] - 2 * (2 - 1) - 1 + 1
+conv = np.zeros((1, 4, oh, ow), np.float64)
+for f in range(4):
+    for y in range(oh):
+        for x in range(ow):
+            conv[0, f, y, x] = cb[f] + np.sum(padded[0, :, 2 * y:2 * y + 3, x:x + 3:2] * cw[f])
+np.save(path("blas_img.npy"), img)
+np.save(path("blas_q4.npy"), q4)
+np.save(path("blas_proj.npy"), (conv @ mw).astype(np.float32))
+np.save(path("blas_attn.npy"), (q4.astype(np.float64) @ k4).astype(np.float32))

@@ -1,0 +1,253 @@
+/* exec_blas.c - float32 matrix products through BLAS (OpenBLAS's
+ * cblas_sgemm, loaded at run time) instead of the JIT's plain loops.
+ *
+ * Owns: finding BLAS (libopenblas.so.0, one thread; none: the products
+ * stay loops), the rewrite of the generics the Linalg emitter tagged
+ * (emit.h, O2M_JIT_SGEMM) into calls once the module is on buffers, and
+ * the kernels those calls reach; upstream tosa-to-linalg's float32
+ * linalg.matmul and linalg.batch_matmul take them too. A tagged generic
+ * (like those named ops) computes C += A B on
+ * memrefs A [M, K], B [K, N], C [M, N] (or with a leading batch dim on
+ * all three); the call passes them as strided memref descriptors
+ * (llvm.emit_c_interface), so any row stride works; a view whose rows are
+ * not contiguous goes through cblas's transpose, else a plain loop.
+ * ONNX2MLIR_NO_BLAS=1 in the environment turns BLAS off (for comparison).
+ * Loading BLAS may set OPENBLAS_CORETYPE in the process (choose_kernels).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "emit/emit.h"
+#include "exec/exec_internal.h"
+#include "util/diag.h"
+
+/* ---- BLAS ------------------------------------------------------------------ */
+
+enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+typedef void (*sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+                         int lda, const float *b, int ldb, float beta, float *c, int ldc);
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static sgemm_fn sgemm;
+
+/* OpenBLAS picks its kernels by the CPU's model name, which virtual
+ * machines often hide ("Intel Xeon Processor"): it then falls back to its
+ * SSE3 kernels, 2.5x slower here than its AVX-512 ones. Unless the user
+ * chose (OPENBLAS_CORETYPE), the kernel family goes by the features the
+ * CPU reports; OpenBLAS reads the variable when it is loaded. */
+static void choose_kernels(void) {
+  if (getenv("OPENBLAS_CORETYPE")) return;
+  __builtin_cpu_init();
+  const char *core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                             __builtin_cpu_supports("avx512vl")
+                         ? "SkylakeX"
+                     : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "Haswell"
+                                                                                      : NULL;
+  if (core) setenv("OPENBLAS_CORETYPE", core, 0);
+}
+
+static void find_blas(void) {
+  const char *off = getenv("ONNX2MLIR_NO_BLAS");
+  if (off && *off && strcmp(off, "0") != 0) return;
+  choose_kernels();
+  void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return;
+  void (*set_threads)(int) = (void (*)(int))(uintptr_t)dlsym(lib, "openblas_set_num_threads");
+  if (set_threads) set_threads(1); /* one thread, as the rest of the generated code */
+  sgemm = (sgemm_fn)(uintptr_t)dlsym(lib, "cblas_sgemm");
+}
+
+int exec_blas_available(void) {
+  pthread_once(&blas_once, find_blas);
+  return sgemm != NULL;
+}
+
+/* ---- the kernels ------------------------------------------------------------- */
+
+typedef struct memref2 {
+  float *allocated, *aligned;
+  int64_t offset, sizes[2], strides[2];
+} memref2;
+
+typedef struct memref3 {
+  float *allocated, *aligned;
+  int64_t offset, sizes[3], strides[3];
+} memref3;
+
+/* A [m, k] operand's BLAS form: its transpose flag and leading dim, or 0
+ * when its rows and columns are both strided. */
+static int blas_layout(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, int *trans, int *ld) {
+  if (col_stride == 1 && row_stride >= (cols > 1 ? cols : 1) && row_stride <= INT32_MAX) {
+    *trans = NO_TRANS, *ld = (int)row_stride;
+    return 1;
+  }
+  if (row_stride == 1 && col_stride >= (rows > 1 ? rows : 1) && col_stride <= INT32_MAX) {
+    *trans = TRANS, *ld = (int)col_stride;
+    return 1;
+  }
+  return 0;
+}
+
+/* C += A B for one matrix of each (pointers at element 0, strides in
+ * elements). */
+static void gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
+                 const int64_t *sb, float *c, const int64_t *sc) {
+  if (m == 0 || n == 0 || k == 0) return;
+  int ta, tb, lda, ldb;
+  if (sgemm && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && sc[1] == 1 && sc[0] >= n &&
+      sc[0] <= INT32_MAX && blas_layout(m, k, sa[0], sa[1], &ta, &lda) && blas_layout(k, n, sb[0], sb[1], &tb, &ldb)) {
+    sgemm(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0f, a, lda, b, ldb, 1.0f, c, (int)sc[0]);
+    return;
+  }
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t p = 0; p < k; p++) {
+      float x = a[i * sa[0] + p * sa[1]];
+      for (int64_t j = 0; j < n; j++) c[i * sc[0] + j * sc[1]] += x * b[p * sb[0] + j * sb[1]];
+    }
+}
+
+static void ciface_sgemm(memref2 *a, memref2 *b, memref2 *c) {
+  gemm(c->sizes[0], c->sizes[1], a->sizes[1], a->aligned + a->offset, a->strides, b->aligned + b->offset,
+       b->strides, c->aligned + c->offset, c->strides);
+}
+
+static void ciface_sgemm_batched(memref3 *a, memref3 *b, memref3 *c) {
+  for (int64_t i = 0; i < c->sizes[0]; i++)
+    gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
+         b->aligned + b->offset + i * b->strides[0], b->strides + 1, c->aligned + c->offset + i * c->strides[0],
+         c->strides + 1);
+}
+
+void exec_register_blas(MlirExecutionEngine engine) {
+  mlirExecutionEngineRegisterSymbol(engine, mlirStringRefCreateFromCString("_mlir_ciface_" O2M_SGEMM_CALL),
+                                    (void *)(uintptr_t)ciface_sgemm);
+  mlirExecutionEngineRegisterSymbol(engine, mlirStringRefCreateFromCString("_mlir_ciface_" O2M_SGEMM_BATCHED_CALL),
+                                    (void *)(uintptr_t)ciface_sgemm_batched);
+}
+
+/* ---- the rewrite ------------------------------------------------------------- */
+
+enum { MAX_CALLS = 4096 };
+
+typedef struct tagged {
+  int n;
+  MlirOperation ops[MAX_CALLS];
+} tagged;
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static int named(MlirOperation op, const char *name) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
+}
+
+/* The call for op: a tagged generic's library_call; for a plain float32
+ * linalg.matmul / linalg.batch_matmul (upstream tosa-to-linalg writes
+ * them; indexing_maps absent or the untransposed ones), its kernel when
+ * BLAS is there. */
+static const char *call_of(MlirOperation op) {
+  if (named(op, "linalg.generic")) {
+    MlirAttribute call = mlirOperationGetAttributeByName(op, str("library_call"));
+    if (mlirAttributeIsNull(call) || !mlirAttributeIsAString(call)) return NULL;
+    MlirStringRef v = mlirStringAttrGetValue(call);
+    if (v.length == strlen(O2M_SGEMM_CALL) && memcmp(v.data, O2M_SGEMM_CALL, v.length) == 0) return O2M_SGEMM_CALL;
+    if (v.length == strlen(O2M_SGEMM_BATCHED_CALL) && memcmp(v.data, O2M_SGEMM_BATCHED_CALL, v.length) == 0)
+      return O2M_SGEMM_BATCHED_CALL;
+    return NULL;
+  }
+  int plain = named(op, "linalg.matmul"), batched = named(op, "linalg.batch_matmul");
+  if ((!plain && !batched) || !exec_blas_available() || mlirOperationGetNumOperands(op) != 3) return NULL;
+  MlirAttribute maps = mlirOperationGetAttributeByName(op, str("indexing_maps"));
+  static const char *const untransposed[2] = {
+      "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "
+      "affine_map<(d0, d1, d2) -> (d0, d1)>]",
+      "[affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, "
+      "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]"};
+  if (!mlirAttributeIsNull(maps) &&
+      !mlirAttributeEqual(maps, mlirAttributeParseGet(mlirOperationGetContext(op), str(untransposed[batched]))))
+    return NULL;
+  for (int k = 0; k < 3; k++) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, k));
+    if (!mlirTypeIsAMemRef(t) || !mlirTypeIsAF32(mlirShapedTypeGetElementType(t))) return NULL;
+  }
+  return plain ? O2M_SGEMM_CALL : O2M_SGEMM_BATCHED_CALL;
+}
+
+static MlirWalkResult find_tagged(MlirOperation op, void *user) {
+  tagged *t = user;
+  if (t->n < MAX_CALLS && call_of(op)) t->ops[t->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+/* Declares `func.func private @name(types) {llvm.emit_c_interface}` once. */
+static void declare(MlirModule module, const char *name, int rank, MlirType *types, int *declared) {
+  if (declared[rank]) return;
+  declared[rank] = 1;
+  MlirContext ctx = mlirModuleGetContext(module);
+  MlirType fn = mlirFunctionTypeGet(ctx, 3, types, 0, NULL);
+  MlirNamedAttribute attrs[4] = {
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("sym_name")), mlirStringAttrGet(ctx, str(name))),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("sym_visibility")), mlirStringAttrGet(ctx, str("private"))),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("function_type")), mlirTypeAttrGet(fn)),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("llvm.emit_c_interface")), mlirUnitAttrGet(ctx))};
+  MlirOperationState st = mlirOperationStateGet(str("func.func"), mlirLocationUnknownGet(ctx));
+  mlirOperationStateAddAttributes(&st, 4, attrs);
+  MlirRegion body = mlirRegionCreate();
+  mlirOperationStateAddOwnedRegions(&st, 1, &body);
+  mlirBlockAppendOwnedOperation(mlirModuleGetBody(module), mlirOperationCreate(&st));
+}
+
+o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) {
+  *count = 0;
+  tagged *t = calloc(1, sizeof(*t));
+  if (!t) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  mlirOperationWalk(mlirModuleGetOperation(module), find_tagged, t, MlirWalkPreOrder);
+  MlirContext ctx = mlirModuleGetContext(module);
+  MlirType strided[4] = {{NULL}, {NULL},
+                         mlirTypeParseGet(ctx, str("memref<?x?xf32, strided<[?, ?], offset: ?>>")),
+                         mlirTypeParseGet(ctx, str("memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>"))};
+  int declared[4] = {0};
+  o2m_status s = O2M_OK;
+  for (int i = 0; i < t->n && !s; i++) {
+    MlirOperation op = t->ops[i];
+    const char *fn = call_of(op);
+    int rank = mlirOperationGetNumOperands(op) == 3 ? (int)mlirShapedTypeGetRank(mlirValueGetType(
+                                                           mlirOperationGetOperand(op, 2)))
+                                                     : 0;
+    if (mlirOperationGetNumResults(op) != 0 || (rank != 2 && rank != 3)) {
+      s = o2m_fail(diag, O2M_ERR_INTERNAL, "a tagged matrix product is not on buffers of rank 2 or 3");
+      break;
+    }
+    MlirLocation loc = mlirOperationGetLocation(op);
+    MlirBlock block = mlirOperationGetBlock(op);
+    MlirValue args[3];
+    MlirType types[3] = {strided[rank], strided[rank], strided[rank]};
+    for (int k = 0; k < 3; k++) {
+      MlirValue v = mlirOperationGetOperand(op, k);
+      MlirOperationState st = mlirOperationStateGet(str("memref.cast"), loc);
+      mlirOperationStateAddOperands(&st, 1, &v);
+      mlirOperationStateAddResults(&st, 1, &strided[rank]);
+      MlirOperation cast = mlirOperationCreate(&st);
+      mlirBlockInsertOwnedOperationBefore(block, op, cast);
+      args[k] = mlirOperationGetResult(cast, 0);
+    }
+    declare(module, fn, rank, types, declared);
+    MlirNamedAttribute callee =
+        mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("callee")), mlirFlatSymbolRefAttrGet(ctx, str(fn)));
+    MlirOperationState st = mlirOperationStateGet(str("func.call"), loc);
+    mlirOperationStateAddOperands(&st, 3, args);
+    mlirOperationStateAddAttributes(&st, 1, &callee);
+    mlirBlockInsertOwnedOperationBefore(block, op, mlirOperationCreate(&st));
+    mlirOperationDestroy(op);
+    ++*count;
+  }
+  free(t);
+  return s;
+}
