@@ -45,7 +45,13 @@ o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
  * products (2-D, and 3-D with one batch size) are then linalg.generic ops
  * tagged library_call = O2M_SGEMM_CALL or O2M_SGEMM_BATCHED_CALL, which
  * the executor turns into calls of those kernels (exec_blas.c). */
-enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2 };
+enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4 };
+/* O2M_JIT_WEIGHT_ARGS: the main graph's large initializers are not
+ * constants but trailing arguments of @main, each with the argument
+ * attributes {O2M_WEIGHT_ARG_ATTR = "<initializer name>",
+ * bufferization.writable = false}; the executor passes the model's own
+ * data for them, so weights are never compiled into the code. */
+#define O2M_WEIGHT_ARG_ATTR "onnx2mlir.weight"
 #define O2M_SGEMM_CALL "o2m_sgemm"
 #define O2M_SGEMM_BATCHED_CALL "o2m_sgemm_batched"
 

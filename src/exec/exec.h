@@ -55,6 +55,10 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry,
 int o2m_exec_output_count(const o2m_exec *exec);
 /* How many matrix products the compiled code hands to BLAS (exec_blas.c). */
 int o2m_exec_blas_calls(const o2m_exec *exec);
+/* The entry's argument count, and the initializer argument `index`
+ * carries (emit.h, O2M_WEIGHT_ARG_ATTR), or NULL for a runtime input. */
+int o2m_exec_input_count(const o2m_exec *exec);
+const char *o2m_exec_weight_name(const o2m_exec *exec, int index);
 
 /* Calls the entry function. inputs[i] must match the function's i-th
  * argument (dtype and rank; the sizes of dynamic dims may be anything; an

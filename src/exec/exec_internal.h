@@ -97,6 +97,11 @@ static inline size_t exec_desc_words(int rank) { return 3 + 2 * (size_t)rank; }
 o2m_status exec_desc_from_tensor(const o2m_tensor *t, exec_word *desc,
                                  o2m_diag *diag);
 void exec_desc_free_input(exec_word *desc);
+/* Whether t's own data has the generated code's layout (8 bits and up,
+ * not bool, aligned to its element), so that it can be read in place. */
+int exec_desc_borrowable(const o2m_tensor *t);
+/* Fills `desc` for t's dims over `data` (t's layout, not copied). */
+void exec_desc_view(const o2m_tensor *t, const void *data, exec_word *desc);
 
 /* Copies the result described by `desc` (of signature `sig`) into a new
  * tensor in `arena`, in ONNX raw layout. */

@@ -26,6 +26,7 @@
 #include <mlir-c/BuiltinTypes.h>
 #include <mlir-c/ExecutionEngine.h>
 
+#include "emit/emit.h"
 #include "exec/exec_internal.h"
 #include "util/diag.h"
 
@@ -40,6 +41,11 @@ struct o2m_exec {
   int n_args, n_results;
   int blas_calls; /* matrix products through BLAS */
   exec_arg *args, *results;
+  const char **weights; /* n_args entries: the initializer an argument carries, or NULL */
+  /* n_args entries: an aligned copy of a weight whose data is not aligned
+   * to its element (made at the first call, kept), and what it copies */
+  void **weight_copies;
+  const void **weight_sources;
 };
 
 /* What memref.get_global leaves as the allocated pointer of a constant. */
@@ -97,6 +103,22 @@ static o2m_status read_signature(o2m_exec *e, MlirModule module, o2m_diag *diag)
   for (int i = 0; i < e->n_args; i++) {
     o2m_status s = read_arg(e, mlirFunctionTypeGetInput(ftype, i), "argument", i, &e->args[i], diag);
     if (s) return s;
+  }
+  e->weights = o2m_arena_array(&e->arena, (size_t)e->n_args + 1, sizeof(*e->weights));
+  e->weight_copies = o2m_arena_array(&e->arena, (size_t)e->n_args + 1, sizeof(*e->weight_copies));
+  e->weight_sources = o2m_arena_array(&e->arena, (size_t)e->n_args + 1, sizeof(*e->weight_sources));
+  if (!e->weights || !e->weight_copies || !e->weight_sources) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  MlirAttribute arg_attrs = mlirOperationGetInherentAttributeByName(func, str("arg_attrs"));
+  for (int i = 0; !mlirAttributeIsNull(arg_attrs) && mlirAttributeIsAArray(arg_attrs) && i < e->n_args &&
+                  i < (int)mlirArrayAttrGetNumElements(arg_attrs);
+       i++) {
+    MlirAttribute d = mlirArrayAttrGetElement(arg_attrs, i);
+    MlirAttribute w = mlirAttributeIsADictionary(d) ? mlirDictionaryAttrGetElementByName(d, str(O2M_WEIGHT_ARG_ATTR))
+                                                    : mlirAttributeGetNull();
+    if (mlirAttributeIsNull(w) || !mlirAttributeIsAString(w)) continue;
+    MlirStringRef name = mlirStringAttrGetValue(w);
+    if (!(e->weights[i] = o2m_arena_strndup(&e->arena, name.data, name.length)))
+      return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   }
   for (int i = 0; i < e->n_results; i++) {
     o2m_status s = read_arg(e, mlirFunctionTypeGetResult(ftype, i), "result", i, &e->results[i], diag);
@@ -176,9 +198,16 @@ int o2m_exec_output_count(const o2m_exec *exec) { return exec->n_results; }
 
 int o2m_exec_blas_calls(const o2m_exec *exec) { return exec->blas_calls; }
 
+int o2m_exec_input_count(const o2m_exec *exec) { return exec->n_args; }
+
+const char *o2m_exec_weight_name(const o2m_exec *exec, int index) {
+  return index >= 0 && index < exec->n_args ? exec->weights[index] : NULL;
+}
+
 void o2m_exec_free(o2m_exec *exec) {
   if (!exec) return;
   if (!mlirExecutionEngineIsNull(exec->engine)) mlirExecutionEngineDestroy(exec->engine);
+  for (int i = 0; exec->weight_copies && i < exec->n_args; i++) free(exec->weight_copies[i]);
   o2m_arena_free(&exec->arena);
   free(exec->entry);
   free(exec);
@@ -224,6 +253,25 @@ static void free_results(const o2m_exec *e, exec_word *results, exec_word *input
   }
 }
 
+/* The descriptor of weight argument i: its data read in place (the
+ * argument is not writable), or the aligned copy made at the first call
+ * when the data is not aligned to its element. Never freed by the call. */
+static o2m_status weight_desc(o2m_exec *e, int i, const o2m_tensor *t, exec_word *d, o2m_diag *diag) {
+  if (exec_desc_borrowable(t)) {
+    exec_desc_view(t, t->data, d);
+    return O2M_OK;
+  }
+  if (e->weight_copies[i] && e->weight_sources[i] == t->data) {
+    exec_desc_view(t, e->weight_copies[i], d);
+    return O2M_OK;
+  }
+  free(e->weight_copies[i]);
+  e->weight_copies[i] = NULL;
+  o2m_status s = exec_desc_from_tensor(t, d, diag);
+  if (!s) e->weight_copies[i] = d[0].ptr, e->weight_sources[i] = t->data;
+  return s;
+}
+
 o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inputs, int n_outputs,
                          o2m_tensor **outputs, o2m_arena *arena, o2m_diag *diag) {
   if (n_inputs != e->n_args)
@@ -252,7 +300,9 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
   o2m_status s = O2M_OK;
   int built = 0;
   for (exec_word *d = in_descs; built < n_inputs; d += exec_desc_words(e->args[built].rank), built++) {
-    if ((s = exec_desc_from_tensor(inputs[built], d, diag))) break;
+    if ((s = e->weights[built] ? weight_desc(e, built, inputs[built], d, diag)
+                               : exec_desc_from_tensor(inputs[built], d, diag)))
+      break;
     slots[n++] = d;
   }
   void **args = slots + n;
@@ -269,7 +319,8 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
     free_results(e, out_descs, in_descs);
   }
   exec_word *d = in_descs;
-  for (int i = 0; i < built; d += exec_desc_words(e->args[i].rank), i++) exec_desc_free_input(d);
+  for (int i = 0; i < built; d += exec_desc_words(e->args[i].rank), i++)
+    if (!e->weights[i]) exec_desc_free_input(d);
   free(words);
   free(slots);
   return s;

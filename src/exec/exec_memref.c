@@ -103,8 +103,20 @@ o2m_status exec_desc_from_tensor(const o2m_tensor *t, exec_word *desc, o2m_diag 
     unpack_sub_byte(t->data, buf, t->count, bits);
   else if (bytes)
     memcpy(buf, t->data, bytes);
-  desc[0].ptr = buf;
-  desc[1].ptr = buf;
+  exec_desc_view(t, buf, desc);
+  return O2M_OK;
+}
+
+void exec_desc_free_input(exec_word *desc) { free(desc[0].ptr); }
+
+int exec_desc_borrowable(const o2m_tensor *t) {
+  return o2m_dtype_bits(t->dtype) >= 8 && t->dtype != O2M_DT_BOOL && t->data &&
+         (uintptr_t)t->data % elem_bytes(t->dtype) == 0;
+}
+
+void exec_desc_view(const o2m_tensor *t, const void *data, exec_word *desc) {
+  desc[0].ptr = (void *)data;
+  desc[1].ptr = (void *)data;
   desc[2].i = 0;
   int64_t stride = 1;
   for (int k = t->rank - 1; k >= 0; k--) {
@@ -112,10 +124,7 @@ o2m_status exec_desc_from_tensor(const o2m_tensor *t, exec_word *desc, o2m_diag 
     desc[3 + t->rank + k].i = stride;
     stride *= t->dims[k] > 0 ? t->dims[k] : 1;
   }
-  return O2M_OK;
 }
-
-void exec_desc_free_input(exec_word *desc) { free(desc[0].ptr); }
 
 /* ---- results -------------------------------------------------------- */
 

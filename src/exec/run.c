@@ -22,8 +22,11 @@ typedef o2m_status (*module_builder)(o2m_model *model, MlirContext mc, const o2m
 
 static o2m_status build_linalg(o2m_model *model, MlirContext mc, const o2m_io_value *inputs,
                                o2m_io_value *outputs, MlirModule *out, o2m_diag *diag) {
-  return o2m_emit_linalg_module_io(model, mc, O2M_JIT | (exec_blas_available() ? O2M_JIT_SGEMM : 0), inputs,
-                                   outputs, out, diag);
+  /* ONNX2MLIR_WEIGHTS_IN_CODE=1: weights compiled in as constants (for comparison) */
+  const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
+  int weight_args = !(in_code && *in_code && strcmp(in_code, "0") != 0) ? O2M_JIT_WEIGHT_ARGS : 0;
+  return o2m_emit_linalg_module_io(model, mc, O2M_JIT | weight_args | (exec_blas_available() ? O2M_JIT_SGEMM : 0),
+                                   inputs, outputs, out, diag);
 }
 
 static o2m_status build_tosa(o2m_model *model, MlirContext mc, const o2m_io_value *inputs,
@@ -89,10 +92,37 @@ static o2m_status call_repeated(run_state *r, o2m_exec *exec, int n_inputs, cons
   return s;
 }
 
-/* Verifies, compiles (consuming `module`) and calls; then frees. */
-static o2m_status compile_and_call(run_state *r, MlirModule module, const char *entry, int n_inputs,
-                                   const o2m_tensor *const *inputs, int *n_outputs, o2m_tensor ***outputs,
-                                   int expected_outputs, o2m_arena *arena, o2m_diag *diag) {
+/* The inputs followed by the weights the entry takes as arguments (emit.h,
+ * O2M_JIT_WEIGHT_ARGS), found by name among the graph's initializers. */
+static o2m_status with_weights(const o2m_exec *exec, const o2m_graph *graph, int n_inputs,
+                               const o2m_tensor *const *inputs, o2m_arena *arena, int *n_all,
+                               const o2m_tensor *const **all, o2m_diag *diag) {
+  int n = o2m_exec_input_count(exec);
+  *n_all = n_inputs, *all = inputs;
+  if (n <= n_inputs || !graph) return O2M_OK;
+  const o2m_tensor **list = o2m_arena_array(arena, (size_t)n, sizeof(*list));
+  if (!list) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n; i++) {
+    if (i < n_inputs) {
+      list[i] = inputs[i];
+      continue;
+    }
+    const char *name = o2m_exec_weight_name(exec, i);
+    const o2m_value *v = name ? o2m_strmap_get(&graph->value_by_name, name) : NULL;
+    if (!v || !v->init)
+      return o2m_fail(diag, O2M_ERR_INTERNAL, "argument %d of the entry is no initializer of the graph", i);
+    list[i] = v->init;
+  }
+  *n_all = n, *all = list;
+  return O2M_OK;
+}
+
+/* Verifies, compiles (consuming `module`) and calls; then frees. `graph`
+ * (NULL for an MLIR file) gives the weights the entry takes as arguments. */
+static o2m_status compile_and_call(run_state *r, MlirModule module, const char *entry, const o2m_graph *graph,
+                                   int n_inputs, const o2m_tensor *const *inputs, int *n_outputs,
+                                   o2m_tensor ***outputs, int expected_outputs, o2m_arena *arena,
+                                   o2m_diag *diag) {
   double t0 = now_ms();
   enter(r, O2M_PHASE_VERIFY);
   o2m_status s = o2m_exec_verify(module, diag);
@@ -113,7 +143,10 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
                  expected_outputs);
   o2m_tensor **outs = s ? NULL : o2m_arena_array(arena, (size_t)n + 1, sizeof(o2m_tensor *));
   if (!s && !outs) s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  if (!s) s = call_repeated(r, exec, n_inputs, inputs, n, outs, arena, diag);
+  int n_all = n_inputs;
+  const o2m_tensor *const *all = inputs;
+  if (!s) s = with_weights(exec, graph, n_inputs, inputs, arena, &n_all, &all, diag);
+  if (!s) s = call_repeated(r, exec, n_all, all, n, outs, arena, diag);
   o2m_exec_free(exec);
   if (s) return s;
   if (r->options->timings) *r->options->timings = r->timings;
@@ -191,7 +224,8 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   for (int i = 0; shape && i < n_graph_out; i++) n_flat_out += shape[i].count - 1;
   o2m_tensor **outs = NULL;
   if (!s)
-    s = compile_and_call(&r, module, entry_name, n_flat_in, flat_in, &n_out, &outs, n_flat_out, arena, diag);
+    s = compile_and_call(&r, module, entry_name, model->graph, n_flat_in, flat_in, &n_out, &outs, n_flat_out, arena,
+                         diag);
   mlirContextDestroy(mc);
   if (s) return s;
   if (!shape) {
@@ -246,7 +280,7 @@ o2m_status o2m_run_mlir_file(const char *path, const char *entry, const o2m_run_
   if (!s) mlirOperationWalk(mlirModuleGetOperation(module), count_tosa_ops, &tosa_ops, MlirWalkPreOrder);
   if (!s && tosa_ops && (s = o2m_tosa_to_linalg(module, diag))) mlirModuleDestroy(module);
   if (!s)
-    s = compile_and_call(&r, module, entry ? entry : entry_name, n_inputs, inputs, n_outputs, outputs, -1, arena,
+    s = compile_and_call(&r, module, entry ? entry : entry_name, NULL, n_inputs, inputs, n_outputs, outputs, -1, arena,
                          diag);
   mlirContextDestroy(mc);
   for (int i = 0; !s && i < *n_outputs; i++) (*outputs)[i]->name = o2m_arena_printf(arena, "result%d", i);

@@ -123,6 +123,11 @@ typedef struct lw_ctx {
    * each cannot be built; index i is the id its failure call passes. */
   const char **branch_failures;
   int n_branch_failures;
+  /* Weights passed as arguments (for_jit & O2M_JIT_WEIGHT_ARGS): their
+   * values, in argument order after the runtime inputs. */
+  const o2m_value **weights;
+  int n_weights, weights_cap;
+  MlirBlock main_entry; /* @main's entry block, which holds them */
 } lw_ctx;
 
 /* ---- failures: messages name the node, op, domain and opset ------------ */
@@ -136,6 +141,9 @@ o2m_status lw_error(lw_ctx *cx, const char *fmt, ...)
  * the entry block for a known value / initializer. Null when neither. */
 MlirValue lw_get(lw_ctx *cx, const o2m_value *v);
 void lw_map(lw_ctx *cx, const o2m_value *v, MlirValue m);
+/* The argument of @main that carries initializer v (O2M_JIT_WEIGHT_ARGS),
+ * made on first use; null when v is not such a weight. */
+MlirValue lw_weight_argument(lw_ctx *cx, const o2m_value *v);
 /* The unrolled sequence or optional of a value, or NULL. */
 const lw_seq *lw_seq_get(lw_ctx *cx, const o2m_value *v);
 /* Maps v to a sequence or optional of n elements (copied). */

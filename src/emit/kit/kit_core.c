@@ -88,7 +88,8 @@ MlirValue lw_get(lw_ctx *cx, const o2m_value *v) {
   }
   const o2m_tensor *data = v->init ? v->init : v->known;
   if (!data) return (MlirValue){NULL};
-  MlirValue c = lw_const_tensor(cx, data);
+  MlirValue c = lw_weight_argument(cx, v);
+  if (mlirValueIsNull(c)) c = lw_const_tensor(cx, data);
   if (!mlirValueIsNull(c)) lw_map(cx, v, c);
   return c;
 }

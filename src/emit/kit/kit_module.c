@@ -96,7 +96,55 @@ static const o2m_type *element_type(const o2m_type *t) {
   return in && in->kind == O2M_TYPE_TENSOR ? in : NULL;
 }
 
-enum { MAX_IO = 1024 };
+enum { MAX_IO = 1024, MIN_WEIGHT_ELEMENTS = 1024 };
+
+/* ---- weights as arguments (emit.h, O2M_JIT_WEIGHT_ARGS) ---------------------- */
+
+MlirValue lw_weight_argument(lw_ctx *cx, const o2m_value *v) {
+  const o2m_tensor *t = v->init;
+  if (!(cx->for_jit & O2M_JIT_WEIGHT_ARGS) || !t || v->graph != cx->model->graph || mlirBlockIsNull(cx->main_entry) ||
+      t->count < MIN_WEIGHT_ELEMENTS || !t->data || o2m_dtype_bits(t->dtype) < 8 || t->dtype == O2M_DT_BOOL ||
+      t->dtype == O2M_DT_STRING)
+    return (MlirValue){NULL};
+  int n_args = (int)mlirBlockGetNumArguments(cx->main_entry);
+  if (n_args >= MAX_IO - 1) return (MlirValue){NULL}; /* no room: a constant */
+  int64_t sizes[64];
+  if (t->rank > 64) return (MlirValue){NULL};
+  for (int k = 0; k < t->rank; k++) sizes[k] = t->dims[k];
+  MlirType type = lw_tensor_type_of(cx, t->dtype, t->rank, sizes);
+  if (mlirTypeIsNull(type)) return (MlirValue){NULL};
+  if (cx->n_weights == cx->weights_cap) {
+    int cap = cx->weights_cap ? 2 * cx->weights_cap : 64;
+    cx->weights = o2m_arena_grow(&cx->scratch, cx->weights, (size_t)cx->n_weights, (size_t)cap, sizeof(*cx->weights));
+    if (!cx->weights) return (MlirValue){NULL};
+    cx->weights_cap = cap;
+  }
+  cx->weights[cx->n_weights++] = v;
+  MlirLocation loc = mlirLocationNameGet(cx->mc, str_ref(v->name), mlirLocationUnknownGet(cx->mc));
+  return mlirBlockAddArgument(cx->main_entry, type, loc);
+}
+
+/* @main's argument attributes when weights are arguments: none for the
+ * runtime inputs, the weight's name and read-only for the weights. */
+static void set_weight_arg_attrs(lw_ctx *cx, MlirOperation fn, int n_args) {
+  if (!cx->n_weights) return;
+  int n = n_args + cx->n_weights;
+  MlirAttribute *dicts = o2m_arena_array(&cx->scratch, (size_t)n, sizeof(*dicts));
+  if (!dicts) return;
+  for (int i = 0; i < n; i++) {
+    if (i < n_args) {
+      dicts[i] = mlirDictionaryAttrGet(cx->mc, 0, NULL);
+      continue;
+    }
+    MlirNamedAttribute attrs[2] = {
+        mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref(O2M_WEIGHT_ARG_ATTR)),
+                              mlirStringAttrGet(cx->mc, str_ref(cx->weights[i - n_args]->name))),
+        mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref("bufferization.writable")),
+                              mlirBoolAttrGet(cx->mc, 0))};
+    dicts[i] = mlirDictionaryAttrGet(cx->mc, 2, attrs);
+  }
+  mlirOperationSetAttributeByName(fn, str_ref("arg_attrs"), mlirArrayAttrGet(cx->mc, n, dicts));
+}
 
 static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
   o2m_model *m = cx->model;
@@ -139,7 +187,7 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
   if (mlirOperationIsNull(fn)) return lw_error(cx, "internal: cannot create func.func");
   MlirBlock entry = mlirBlockCreate(n_args, in_types, locs);
   mlirRegionAppendOwnedBlock(mlirOperationGetRegion(fn, 0), entry);
-  cx->entry = cx->block = entry;
+  cx->entry = cx->block = cx->main_entry = entry;
   for (int i = 0, a = 0; i < n_in; i++) {
     const o2m_value *v = o2m_runtime_input(m, i);
     const o2m_io_value *x = cx->inputs ? &cx->inputs[i] : NULL;
@@ -183,8 +231,10 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
     if (out_values) out_values[i] = (o2m_io_value){O2M_TYPE_TENSOR, O2M_TYPE_TENSOR, 1, 1, NULL};
   }
   lw_op(cx, "func.return", n_results, results, 0, NULL, NULL, 0);
-  MlirType fn_type = mlirFunctionTypeGet(cx->mc, n_args, in_types, n_results, out_types);
+  for (int k = 0; k < cx->n_weights; k++) in_types[n_args + k] = mlirValueGetType(mlirBlockGetArgument(entry, n_args + k));
+  MlirType fn_type = mlirFunctionTypeGet(cx->mc, n_args + cx->n_weights, in_types, n_results, out_types);
   mlirOperationSetAttributeByName(fn, str_ref("function_type"), mlirTypeAttrGet(fn_type));
+  set_weight_arg_attrs(cx, fn, n_args);
   lw_finish_branch_failures(cx);
   return O2M_OK;
 }
