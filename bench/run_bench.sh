@@ -54,7 +54,8 @@ results, out = sys.argv[1], sys.argv[2]
 rows, ok = [], True
 for line in open(results):
     model, target, ours, ort = line.rstrip("\n").split("|")
-    v = dict((k, float(x)) for k, x in re.findall(r"(load|emit|compile|median|min) ([0-9.]+)", ours.replace(":", "")))
+    v = dict((k, float(x)) for k, x in
+             re.findall(r"(load|emit|compile|median|min|passes|LLVM|other) ([0-9.]+)", ours.replace(":", "")))
     o = json.loads(ort)
     a, b = np.load(f"{out}/ours_{model}_{target}/output_0.npy"), np.load(f"{out}/ort_{model}.npy")
     same = a.shape == b.shape and np.allclose(a, b, rtol=1e-3, atol=1e-4)
@@ -73,7 +74,8 @@ print("|" + "---|" * len(head))
 for model, c, r, oc, orun, v, o in rows:
     print(f"| {model} | {c:.0f} | {r:.2f} | {oc:.0f} | {orun:.2f} | {c / oc:.1f} | {r / orun:.1f} |")
 print("\nbreakdown (ms): " + "; ".join(
-    f"{m}: load {v['load']:.1f}, emit {v['emit']:.1f}, compile {v['compile']:.1f}, run min {v['min']:.2f} "
+    f"{m}: load {v['load']:.1f}, emit {v['emit']:.1f}, compile {v['compile']:.1f} (MLIR passes "
+    f"{v.get('passes', 0):.1f}, LLVM {v.get('LLVM', 0):.1f}, other {v.get('other', 0):.1f}), run min {v['min']:.2f} "
     f"(ort run min {o['min_ms']:.2f})" for m, _, _, _, _, v, o in rows))
 sys.exit(0 if ok else 1)
 EOF

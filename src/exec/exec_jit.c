@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mlir-c/BuiltinAttributes.h>
@@ -40,6 +41,7 @@ struct o2m_exec {
   exec_branch_failures failures;
   int n_args, n_results;
   int blas_calls; /* matrix products through BLAS */
+  double passes_ms, llvm_ms; /* lowering to the LLVM dialect; LLVM's translation, optimisation, code generation */
   exec_arg *args, *results;
   const char **weights; /* n_args entries: the initializer an argument carries, or NULL */
   /* n_args entries: an aligned copy of a weight whose data is not aligned
@@ -47,6 +49,12 @@ struct o2m_exec {
   void **weight_copies;
   const void **weight_sources;
 };
+
+static double clock_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 /* What memref.get_global leaves as the allocated pointer of a constant. */
 #define CONSTANT_ALLOCATED ((void *)(uintptr_t)0xdeadbeef)
@@ -183,8 +191,12 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
   int opt_level = options && options->opt_level >= 0 && options->opt_level <= 3 ? options->opt_level : 2;
   o2m_status s = read_signature(e, module, diag);
   if (!s) s = exec_read_branch_failures(module, &e->arena, &e->failures, diag);
+  double t0 = clock_ms();
   if (!s) s = exec_lower_to_llvm(module, &e->blas_calls, diag);
+  double t1 = clock_ms();
   if (!s) s = create_engine(e, module, opt_level, diag);
+  e->passes_ms = t1 - t0;
+  e->llvm_ms = clock_ms() - t1;
   mlirModuleDestroy(module);
   if (s) {
     o2m_exec_free(e);
@@ -197,6 +209,11 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
 int o2m_exec_output_count(const o2m_exec *exec) { return exec->n_results; }
 
 int o2m_exec_blas_calls(const o2m_exec *exec) { return exec->blas_calls; }
+
+void o2m_exec_compile_times(const o2m_exec *exec, double *passes_ms, double *llvm_ms) {
+  *passes_ms = exec->passes_ms;
+  *llvm_ms = exec->llvm_ms;
+}
 
 int o2m_exec_input_count(const o2m_exec *exec) { return exec->n_args; }
 

@@ -136,6 +136,7 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
   if ((s = o2m_exec_compile(module, entry, &eo, &exec, diag))) return s;
   r->timings.compile_ms = now_ms() - t0;
   r->timings.blas_calls = o2m_exec_blas_calls(exec);
+  o2m_exec_compile_times(exec, &r->timings.passes_ms, &r->timings.llvm_ms);
   enter(r, O2M_PHASE_RUN);
   int n = o2m_exec_output_count(exec);
   if (expected_outputs >= 0 && n != expected_outputs)

@@ -31,6 +31,8 @@ typedef struct o2m_run_timings {
   double emit_ms;       /* specialising to the input shapes and emitting MLIR
                            (for an MLIR file: parsing it) */
   double compile_ms;    /* MLIR's verifier, lowering to LLVM, JIT compiling */
+  double passes_ms;     /* of which MLIR's passes down to the LLVM dialect */
+  double llvm_ms;       /* and LLVM's translation, optimisation and code generation */
   double run_median_ms; /* one call of the compiled code, copying the */
   double run_min_ms;    /* inputs in and the outputs out included */
   int runs;             /* how many calls were timed (options->repeat) */

@@ -15,7 +15,7 @@
 #include "exec/run.h"
 #include "onnx2mlir.h"
 
-#define O2M_PLUGIN_ABI 5 /* 5: o2m_run_timings.blas_calls */
+#define O2M_PLUGIN_ABI 6 /* 6: o2m_run_timings.passes_ms and .llvm_ms */
 #define O2M_PLUGIN_SYMBOL "o2m_plugin_v1"
 
 struct o2m_plugin {
