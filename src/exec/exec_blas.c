@@ -139,6 +139,7 @@ enum { MAX_CALLS = 4096 };
 typedef struct tagged {
   int n;
   MlirOperation ops[MAX_CALLS];
+  const char *calls[MAX_CALLS]; /* call_of(ops[i]) */
 } tagged;
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -182,7 +183,8 @@ static const char *call_of(MlirOperation op) {
 
 static MlirWalkResult find_tagged(MlirOperation op, void *user) {
   tagged *t = user;
-  if (t->n < MAX_CALLS && call_of(op)) t->ops[t->n++] = op;
+  const char *call = t->n < MAX_CALLS ? call_of(op) : NULL;
+  if (call) t->ops[t->n] = op, t->calls[t->n++] = call;
   return MlirWalkResultAdvance;
 }
 
@@ -217,7 +219,7 @@ o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) 
   o2m_status s = O2M_OK;
   for (int i = 0; i < t->n && !s; i++) {
     MlirOperation op = t->ops[i];
-    const char *fn = call_of(op);
+    const char *fn = t->calls[i];
     int rank = mlirOperationGetNumOperands(op) == 3 ? (int)mlirShapedTypeGetRank(mlirValueGetType(
                                                            mlirOperationGetOperand(op, 2)))
                                                      : 0;

@@ -33,6 +33,15 @@
 
 typedef void (*packed_fn)(void **args);
 
+/* An argument that carries a weight (emit.h, O2M_WEIGHT_ARG_ATTR): the
+ * initializer's name, and an aligned copy of data not aligned to its
+ * element (made at the first call, kept) with the data it copies. */
+typedef struct weight_arg {
+  const char *name;
+  void *copy;
+  const void *source;
+} weight_arg;
+
 struct o2m_exec {
   MlirExecutionEngine engine;
   packed_fn call;
@@ -43,11 +52,7 @@ struct o2m_exec {
   int blas_calls; /* matrix products through BLAS */
   double passes_ms, llvm_ms; /* lowering to the LLVM dialect; LLVM's translation, optimisation, code generation */
   exec_arg *args, *results;
-  const char **weights; /* n_args entries: the initializer an argument carries, or NULL */
-  /* n_args entries: an aligned copy of a weight whose data is not aligned
-   * to its element (made at the first call, kept), and what it copies */
-  void **weight_copies;
-  const void **weight_sources;
+  weight_arg *weights; /* n_args entries: name NULL for a runtime input */
 };
 
 static double clock_ms(void) {
@@ -112,10 +117,8 @@ static o2m_status read_signature(o2m_exec *e, MlirModule module, o2m_diag *diag)
     o2m_status s = read_arg(e, mlirFunctionTypeGetInput(ftype, i), "argument", i, &e->args[i], diag);
     if (s) return s;
   }
-  e->weights = o2m_arena_array(&e->arena, (size_t)e->n_args + 1, sizeof(*e->weights));
-  e->weight_copies = o2m_arena_array(&e->arena, (size_t)e->n_args + 1, sizeof(*e->weight_copies));
-  e->weight_sources = o2m_arena_array(&e->arena, (size_t)e->n_args + 1, sizeof(*e->weight_sources));
-  if (!e->weights || !e->weight_copies || !e->weight_sources) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  if (!(e->weights = o2m_arena_array(&e->arena, (size_t)e->n_args + 1, sizeof(*e->weights))))
+    return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   MlirAttribute arg_attrs = mlirOperationGetInherentAttributeByName(func, str("arg_attrs"));
   for (int i = 0; !mlirAttributeIsNull(arg_attrs) && mlirAttributeIsAArray(arg_attrs) && i < e->n_args &&
                   i < (int)mlirArrayAttrGetNumElements(arg_attrs);
@@ -125,7 +128,7 @@ static o2m_status read_signature(o2m_exec *e, MlirModule module, o2m_diag *diag)
                                                     : mlirAttributeGetNull();
     if (mlirAttributeIsNull(w) || !mlirAttributeIsAString(w)) continue;
     MlirStringRef name = mlirStringAttrGetValue(w);
-    if (!(e->weights[i] = o2m_arena_strndup(&e->arena, name.data, name.length)))
+    if (!(e->weights[i].name = o2m_arena_strndup(&e->arena, name.data, name.length)))
       return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   }
   for (int i = 0; i < e->n_results; i++) {
@@ -218,13 +221,13 @@ void o2m_exec_compile_times(const o2m_exec *exec, double *passes_ms, double *llv
 int o2m_exec_input_count(const o2m_exec *exec) { return exec->n_args; }
 
 const char *o2m_exec_weight_name(const o2m_exec *exec, int index) {
-  return index >= 0 && index < exec->n_args ? exec->weights[index] : NULL;
+  return index >= 0 && index < exec->n_args ? exec->weights[index].name : NULL;
 }
 
 void o2m_exec_free(o2m_exec *exec) {
   if (!exec) return;
   if (!mlirExecutionEngineIsNull(exec->engine)) mlirExecutionEngineDestroy(exec->engine);
-  for (int i = 0; exec->weight_copies && i < exec->n_args; i++) free(exec->weight_copies[i]);
+  for (int i = 0; exec->weights && i < exec->n_args; i++) free(exec->weights[i].copy);
   o2m_arena_free(&exec->arena);
   free(exec->entry);
   free(exec);
@@ -278,14 +281,15 @@ static o2m_status weight_desc(o2m_exec *e, int i, const o2m_tensor *t, exec_word
     exec_desc_view(t, t->data, d);
     return O2M_OK;
   }
-  if (e->weight_copies[i] && e->weight_sources[i] == t->data) {
-    exec_desc_view(t, e->weight_copies[i], d);
+  weight_arg *w = &e->weights[i];
+  if (w->copy && w->source == t->data) {
+    exec_desc_view(t, w->copy, d);
     return O2M_OK;
   }
-  free(e->weight_copies[i]);
-  e->weight_copies[i] = NULL;
+  free(w->copy);
+  w->copy = NULL;
   o2m_status s = exec_desc_from_tensor(t, d, diag);
-  if (!s) e->weight_copies[i] = d[0].ptr, e->weight_sources[i] = t->data;
+  if (!s) w->copy = d[0].ptr, w->source = t->data;
   return s;
 }
 
@@ -317,7 +321,7 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
   o2m_status s = O2M_OK;
   int built = 0;
   for (exec_word *d = in_descs; built < n_inputs; d += exec_desc_words(e->args[built].rank), built++) {
-    if ((s = e->weights[built] ? weight_desc(e, built, inputs[built], d, diag)
+    if ((s = e->weights[built].name ? weight_desc(e, built, inputs[built], d, diag)
                                : exec_desc_from_tensor(inputs[built], d, diag)))
       break;
     slots[n++] = d;
@@ -337,7 +341,7 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
   }
   exec_word *d = in_descs;
   for (int i = 0; i < built; d += exec_desc_words(e->args[i].rank), i++)
-    if (!e->weights[i]) exec_desc_free_input(d);
+    if (!e->weights[i].name) exec_desc_free_input(d);
   free(words);
   free(slots);
   return s;

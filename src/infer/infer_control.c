@@ -356,8 +356,7 @@ static o2m_status loop_fixed_point(o2m_infer_ctx *ctx, o2m_graph *body, int n_ca
 
 /* Whether the loop may run its body no time at all: the trip count is not
  * known to be positive, or the condition not known to be true. */
-static int loop_may_skip_body(o2m_infer_ctx *ctx, const o2m_graph *body) {
-  (void)body;
+static int loop_may_skip_body(o2m_infer_ctx *ctx) {
   int64_t *m, *cond;
   if (o2m_in_present(ctx, 0) && (o2m_in_known_ints(ctx, 0, &m) != 1 || m[0] < 1)) return 1;
   return o2m_in_present(ctx, 1) && (o2m_in_known_ints(ctx, 1, &cond) != 1 || !cond[0]);
@@ -402,7 +401,7 @@ o2m_status o2m_infer_loop(o2m_infer_ctx *ctx) {
   }
   int free_from = ctx->model->next_symbol;
   body->unbuildable = NULL;
-  if (loop_may_skip_body(ctx, body)) {
+  if (loop_may_skip_body(ctx)) {
     /* a body that cannot be built for these shapes is kept, marked, and
      * fails only if the loop is entered at run time */
     trial t;
