@@ -159,6 +159,27 @@ o2m_status o2m_model_import(o2m_model *model,
 o2m_status o2m_model_import_to_buffer(o2m_model *model, const o2m_import_options *options,
                                       void **out, size_t *size, o2m_diag *diag);
 
+/* ---- Compiling to a library -------------------------------------------- */
+
+typedef struct o2m_compile_options {
+  /* The file to write: a shared library (NAME.so) or a relocatable object
+   * (NAME.o) for this machine's CPU, exporting only NAME_run,
+   * NAME_free_outputs, NAME_input_name and NAME_output_name. */
+  const char *output;
+  const char *header; /* where to write the C header declaring them (NULL: none) */
+  const char *name;   /* NAME: a C identifier (NULL: "model") */
+  int opt_level;      /* LLVM's level: 1..3, 0 for the default (2), -1 for none */
+  const char *cc;     /* the C compiler that builds the wrapper and links
+                         (NULL: $CC, else "cc"; a .o also needs objcopy) */
+} o2m_compile_options;
+
+/* Compiles the model's main graph, dynamic dims kept dynamic, weights
+ * inside the library. Rewrites the model in place, as the lowering
+ * imports do. On failure nothing is left at options->output or
+ * options->header; a model with nodes the Linalg target cannot lower is
+ * refused with the list of them, as import refuses it. */
+o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *options, o2m_diag *diag);
+
 /* ---- Running ------------------------------------------------------------- */
 
 /* A dense tensor given to or returned by o2m_model_run, in ONNX's raw

@@ -59,6 +59,7 @@ int cli_read_input_values(const o2m_model *model, const char *dir, char **named,
 int cli_write_output_values(const o2m_model *model, const struct o2m_io_value *values, const char *out_dir, int npy,
                             o2m_arena *arena, o2m_diag *diag);
 
+int cmd_compile(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -16,6 +16,7 @@ static const command commands[] = {
     {"import", cmd_import, "emit a model as MLIR (torch-mlir's ONNX form by default)"},
     {"info", cmd_info, "summarise a model: opsets, I/O types, ops, parameters"},
     {"run", cmd_run, "run a model on given inputs (JIT-compiled through MLIR)"},
+    {"compile", cmd_compile, "compile a model into a shared library or object with a C ABI"},
     {"test", cmd_test, "run ONNX backend-test folders and compare the outputs"},
 };
 

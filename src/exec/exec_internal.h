@@ -21,6 +21,30 @@ typedef struct exec_arg {
   int64_t *dims; /* `rank` entries, -1 for a dynamic dim */
 } exec_arg;
 
+/* What the entry function takes and returns (exec_signature.c). */
+typedef struct exec_signature {
+  int n_args, n_results;
+  exec_arg *args, *results;
+  const char **weight_names; /* n_args entries: the initializer an argument
+                                carries (O2M_WEIGHT_ARG_ATTR), NULL for a
+                                runtime input */
+} exec_signature;
+
+/* The func.func @entry of `module`, or a null operation. */
+MlirOperation exec_find_entry(MlirModule module, const char *entry);
+/* Reads @entry's signature into `sig` (arrays in `arena`) and gives it
+ * the `llvm.emit_c_interface` attribute. */
+o2m_status exec_read_signature(MlirModule module, const char *entry, o2m_arena *arena,
+                               exec_signature *sig, o2m_diag *diag);
+
+/* Reads @entry's signature into `sig`, makes its runtime inputs
+ * read-only, lowers the module to the LLVM dialect (products in loops,
+ * no BLAS) and writes position-independent code for the host CPU to the
+ * object file `path` (LLVM at opt_level 0..3). The module is changed,
+ * not destroyed. */
+o2m_status o2m_exec_write_object(MlirModule module, const char *entry, int opt_level, const char *path,
+                                 o2m_arena *arena, exec_signature *sig, o2m_diag *diag);
+
 /* ---- MLIR diagnostics ---------------------------------------------- */
 
 /* The first MLIR error of a step, "location: message", and how many. */
@@ -37,7 +61,9 @@ void exec_capture_begin(exec_errors *errors, MlirContext ctx);
 void exec_capture_end(exec_errors *errors);
 
 /* Lowers a verified Linalg-on-tensors module to the LLVM dialect in place
- * (bufferization, deallocation, loops, then LLVM). */
+ * (bufferization, deallocation, loops, then LLVM). With blas_calls, the
+ * float32 products become BLAS calls (exec_blas.c) and *blas_calls
+ * counts them; NULL keeps every product in loops. */
 o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_diag *diag);
 
 /* ---- If branches that fail when taken (exec_branch_failure.c) ------- */

@@ -33,11 +33,9 @@
 
 typedef void (*packed_fn)(void **args);
 
-/* An argument that carries a weight (emit.h, O2M_WEIGHT_ARG_ATTR): the
- * initializer's name, and an aligned copy of data not aligned to its
+/* An argument that carries a weight (emit.h, O2M_WEIGHT_ARG_ATTR): an aligned copy of data not aligned to its
  * element (made at the first call, kept) with the data it copies. */
 typedef struct weight_arg {
-  const char *name;
   void *copy;
   const void *source;
 } weight_arg;
@@ -48,11 +46,10 @@ struct o2m_exec {
   char *entry;
   o2m_arena arena; /* the signature, the branch failures */
   exec_branch_failures failures;
-  int n_args, n_results;
+  exec_signature sig;
   int blas_calls; /* matrix products through BLAS */
   double passes_ms, llvm_ms; /* lowering to the LLVM dialect; LLVM's translation, optimisation, code generation */
-  exec_arg *args, *results;
-  weight_arg *weights; /* n_args entries: name NULL for a runtime input */
+  weight_arg *weights; /* sig.n_args entries */
 };
 
 static double clock_ms(void) {
@@ -65,80 +62,6 @@ static double clock_ms(void) {
 #define CONSTANT_ALLOCATED ((void *)(uintptr_t)0xdeadbeef)
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
-
-/* ---- the signature ---------------------------------------------------- */
-
-static void print_to_buffer(MlirStringRef s, void *user) {
-  char *buf = user;
-  size_t len = strlen(buf), room = 255 - len;
-  size_t n = s.length < room ? s.length : room;
-  memcpy(buf + len, s.data, n);
-  buf[len + n] = '\0';
-}
-
-static o2m_status read_arg(o2m_exec *e, MlirType type, const char *what, int index,
-                           exec_arg *out, o2m_diag *diag) {
-  o2m_dtype dtype = mlirTypeIsARankedTensor(type) ? exec_dtype_of(mlirShapedTypeGetElementType(type))
-                                                  : O2M_DT_UNDEFINED;
-  if (dtype == O2M_DT_UNDEFINED) {
-    char text[256] = "";
-    mlirTypePrint(type, print_to_buffer, text);
-    return o2m_fail(diag, O2M_ERR_UNSUPPORTED,
-                    "%s %d of @%s has type %s; the executor takes ranked tensors of numbers or bools",
-                    what, index, e->entry, text);
-  }
-  out->dtype = dtype;
-  out->rank = (int)mlirShapedTypeGetRank(type);
-  out->dims = out->rank ? o2m_arena_array(&e->arena, (size_t)out->rank, sizeof(int64_t)) : NULL;
-  if (out->rank && !out->dims) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  for (int k = 0; k < out->rank; k++)
-    out->dims[k] = mlirShapedTypeIsDynamicDim(type, k) ? -1 : mlirShapedTypeGetDimSize(type, k);
-  return O2M_OK;
-}
-
-/* Finds @entry, records its signature and asks for its C interface. */
-static o2m_status read_signature(o2m_exec *e, MlirModule module, o2m_diag *diag) {
-  MlirSymbolTable table = mlirSymbolTableCreate(mlirModuleGetOperation(module));
-  MlirOperation func = mlirSymbolTableLookup(table, str(e->entry));
-  mlirSymbolTableDestroy(table);
-  MlirStringRef op_name = mlirOperationIsNull(func) ? str("") : mlirIdentifierStr(mlirOperationGetName(func));
-  if (mlirOperationIsNull(func) || op_name.length != 9 || memcmp(op_name.data, "func.func", 9) != 0)
-    return o2m_fail(diag, O2M_ERR_INVALID, "the module has no func.func @%s to run", e->entry);
-  MlirAttribute fattr = mlirOperationGetInherentAttributeByName(func, str("function_type"));
-  MlirType ftype = mlirAttributeIsNull(fattr) ? (MlirType){NULL} : mlirTypeAttrGetValue(fattr);
-  if (mlirTypeIsNull(ftype) || !mlirTypeIsAFunction(ftype))
-    return o2m_fail(diag, O2M_ERR_INVALID, "@%s has no function type", e->entry);
-  e->n_args = (int)mlirFunctionTypeGetNumInputs(ftype);
-  e->n_results = (int)mlirFunctionTypeGetNumResults(ftype);
-  e->args = o2m_arena_array(&e->arena, (size_t)e->n_args + 1, sizeof(exec_arg));
-  e->results = o2m_arena_array(&e->arena, (size_t)e->n_results + 1, sizeof(exec_arg));
-  if (!e->args || !e->results) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  for (int i = 0; i < e->n_args; i++) {
-    o2m_status s = read_arg(e, mlirFunctionTypeGetInput(ftype, i), "argument", i, &e->args[i], diag);
-    if (s) return s;
-  }
-  if (!(e->weights = o2m_arena_array(&e->arena, (size_t)e->n_args + 1, sizeof(*e->weights))))
-    return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  MlirAttribute arg_attrs = mlirOperationGetInherentAttributeByName(func, str("arg_attrs"));
-  for (int i = 0; !mlirAttributeIsNull(arg_attrs) && mlirAttributeIsAArray(arg_attrs) && i < e->n_args &&
-                  i < (int)mlirArrayAttrGetNumElements(arg_attrs);
-       i++) {
-    MlirAttribute d = mlirArrayAttrGetElement(arg_attrs, i);
-    MlirAttribute w = mlirAttributeIsADictionary(d) ? mlirDictionaryAttrGetElementByName(d, str(O2M_WEIGHT_ARG_ATTR))
-                                                    : mlirAttributeGetNull();
-    if (mlirAttributeIsNull(w) || !mlirAttributeIsAString(w)) continue;
-    MlirStringRef name = mlirStringAttrGetValue(w);
-    if (!(e->weights[i].name = o2m_arena_strndup(&e->arena, name.data, name.length)))
-      return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  }
-  for (int i = 0; i < e->n_results; i++) {
-    o2m_status s = read_arg(e, mlirFunctionTypeGetResult(ftype, i), "result", i, &e->results[i], diag);
-    if (s) return s;
-  }
-  mlirOperationSetDiscardableAttributeByName(func, str("llvm.emit_c_interface"),
-                                             mlirUnitAttrGet(mlirModuleGetContext(module)));
-  return O2M_OK;
-}
 
 /* ---- the engine -------------------------------------------------------- */
 
@@ -192,7 +115,9 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
     return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   }
   int opt_level = options && options->opt_level >= 0 && options->opt_level <= 3 ? options->opt_level : 2;
-  o2m_status s = read_signature(e, module, diag);
+  o2m_status s = exec_read_signature(module, e->entry, &e->arena, &e->sig, diag);
+  if (!s && !(e->weights = o2m_arena_array(&e->arena, (size_t)e->sig.n_args + 1, sizeof(*e->weights))))
+    s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   if (!s) s = exec_read_branch_failures(module, &e->arena, &e->failures, diag);
   double t0 = clock_ms();
   if (!s) s = exec_lower_to_llvm(module, &e->blas_calls, diag);
@@ -209,7 +134,7 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
   return O2M_OK;
 }
 
-int o2m_exec_output_count(const o2m_exec *exec) { return exec->n_results; }
+int o2m_exec_output_count(const o2m_exec *exec) { return exec->sig.n_results; }
 
 int o2m_exec_blas_calls(const o2m_exec *exec) { return exec->blas_calls; }
 
@@ -218,16 +143,16 @@ void o2m_exec_compile_times(const o2m_exec *exec, double *passes_ms, double *llv
   *llvm_ms = exec->llvm_ms;
 }
 
-int o2m_exec_input_count(const o2m_exec *exec) { return exec->n_args; }
+int o2m_exec_input_count(const o2m_exec *exec) { return exec->sig.n_args; }
 
 const char *o2m_exec_weight_name(const o2m_exec *exec, int index) {
-  return index >= 0 && index < exec->n_args ? exec->weights[index].name : NULL;
+  return index >= 0 && index < exec->sig.n_args ? exec->sig.weight_names[index] : NULL;
 }
 
 void o2m_exec_free(o2m_exec *exec) {
   if (!exec) return;
   if (!mlirExecutionEngineIsNull(exec->engine)) mlirExecutionEngineDestroy(exec->engine);
-  for (int i = 0; exec->weights && i < exec->n_args; i++) free(exec->weights[i].copy);
+  for (int i = 0; exec->weights && i < exec->sig.n_args; i++) free(exec->weights[i].copy);
   o2m_arena_free(&exec->arena);
   free(exec->entry);
   free(exec);
@@ -236,7 +161,7 @@ void o2m_exec_free(o2m_exec *exec) {
 /* ---- the call ------------------------------------------------------------ */
 
 static o2m_status check_input(const o2m_exec *e, int i, const o2m_tensor *t, o2m_diag *diag) {
-  const exec_arg *a = &e->args[i];
+  const exec_arg *a = &e->sig.args[i];
   const char *name = t && t->name && t->name[0] ? t->name : "";
   if (!t) return o2m_fail(diag, O2M_ERR_USAGE, "@%s: input %d is missing", e->entry, i);
   int ok = exec_dtype_feeds(a->dtype, t->dtype) && a->rank == t->rank;
@@ -260,14 +185,14 @@ static o2m_status check_input(const o2m_exec *e, int i, const o2m_tensor *t, o2m
 /* Frees the result buffers the generated code allocated (see the top). */
 static void free_results(const o2m_exec *e, exec_word *results, exec_word *inputs) {
   exec_word *r = results;
-  for (int i = 0; i < e->n_results; r += exec_desc_words(e->results[i].rank), i++) {
+  for (int i = 0; i < e->sig.n_results; r += exec_desc_words(e->sig.results[i].rank), i++) {
     void *p = r[0].ptr;
     int keep = p == CONSTANT_ALLOCATED;
     exec_word *in = inputs;
-    for (int k = 0; !keep && k < e->n_args; in += exec_desc_words(e->args[k].rank), k++)
+    for (int k = 0; !keep && k < e->sig.n_args; in += exec_desc_words(e->sig.args[k].rank), k++)
       keep = in[0].ptr == p;
     exec_word *before = results;
-    for (int k = 0; !keep && k < i; before += exec_desc_words(e->results[k].rank), k++)
+    for (int k = 0; !keep && k < i; before += exec_desc_words(e->sig.results[k].rank), k++)
       keep = before[0].ptr == p;
     if (!keep) free(p);
   }
@@ -295,18 +220,18 @@ static o2m_status weight_desc(o2m_exec *e, int i, const o2m_tensor *t, exec_word
 
 o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inputs, int n_outputs,
                          o2m_tensor **outputs, o2m_arena *arena, o2m_diag *diag) {
-  if (n_inputs != e->n_args)
-    return o2m_fail(diag, O2M_ERR_USAGE, "@%s takes %d input%s but %d %s given", e->entry, e->n_args,
-                    e->n_args == 1 ? "" : "s", n_inputs, n_inputs == 1 ? "was" : "were");
-  if (n_outputs != e->n_results)
-    return o2m_fail(diag, O2M_ERR_USAGE, "@%s gives %d results, not %d", e->entry, e->n_results, n_outputs);
+  if (n_inputs != e->sig.n_args)
+    return o2m_fail(diag, O2M_ERR_USAGE, "@%s takes %d input%s but %d %s given", e->entry, e->sig.n_args,
+                    e->sig.n_args == 1 ? "" : "s", n_inputs, n_inputs == 1 ? "was" : "were");
+  if (n_outputs != e->sig.n_results)
+    return o2m_fail(diag, O2M_ERR_USAGE, "@%s gives %d results, not %d", e->entry, e->sig.n_results, n_outputs);
   size_t in_words = 0, out_words = 0;
   for (int i = 0; i < n_inputs; i++) {
     o2m_status s = check_input(e, i, inputs[i], diag);
     if (s) return s;
-    in_words += exec_desc_words(e->args[i].rank);
+    in_words += exec_desc_words(e->sig.args[i].rank);
   }
-  for (int i = 0; i < n_outputs; i++) out_words += exec_desc_words(e->results[i].rank);
+  for (int i = 0; i < n_outputs; i++) out_words += exec_desc_words(e->sig.results[i].rank);
   exec_word *words = calloc(in_words + out_words + 1, sizeof(exec_word));
   void **slots = calloc(2 * ((size_t)n_inputs + 1), sizeof(void *));
   if (!words || !slots) {
@@ -320,8 +245,8 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
   if (n_outputs) slots[n++] = out_descs;
   o2m_status s = O2M_OK;
   int built = 0;
-  for (exec_word *d = in_descs; built < n_inputs; d += exec_desc_words(e->args[built].rank), built++) {
-    if ((s = e->weights[built].name ? weight_desc(e, built, inputs[built], d, diag)
+  for (exec_word *d = in_descs; built < n_inputs; d += exec_desc_words(e->sig.args[built].rank), built++) {
+    if ((s = e->sig.weight_names[built] ? weight_desc(e, built, inputs[built], d, diag)
                                : exec_desc_from_tensor(inputs[built], d, diag)))
       break;
     slots[n++] = d;
@@ -334,14 +259,14 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
                  failed < e->failures.n ? e->failures.messages[failed] : "a branch that cannot be built was taken");
   else if (!s) {
     exec_word *r = out_descs;
-    for (int i = 0; i < n_outputs; r += exec_desc_words(e->results[i].rank), i++) {
-      if ((s = exec_desc_to_tensor(r, &e->results[i], i, arena, &outputs[i], diag))) break;
+    for (int i = 0; i < n_outputs; r += exec_desc_words(e->sig.results[i].rank), i++) {
+      if ((s = exec_desc_to_tensor(r, &e->sig.results[i], i, arena, &outputs[i], diag))) break;
     }
     free_results(e, out_descs, in_descs);
   }
   exec_word *d = in_descs;
-  for (int i = 0; i < built; d += exec_desc_words(e->args[i].rank), i++)
-    if (!e->weights[i].name) exec_desc_free_input(d);
+  for (int i = 0; i < built; d += exec_desc_words(e->sig.args[i].rank), i++)
+    if (!e->sig.weight_names[i]) exec_desc_free_input(d);
   free(words);
   free(slots);
   return s;

@@ -149,7 +149,8 @@ o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_diag *diag
   for (size_t i = 0; i < sizeof(lowering) / sizeof(lowering[0]); i++) {
     o2m_status s = run_pass(module, lowering[i], diag);
     /* on buffers, before the loops: the products tagged for BLAS */
-    if (!s && strcmp(lowering[i], "convert-bufferization-to-memref") == 0) s = exec_lower_blas_calls(module, blas_calls, diag);
+    if (!s && blas_calls && strcmp(lowering[i], "convert-bufferization-to-memref") == 0)
+      s = exec_lower_blas_calls(module, blas_calls, diag);
     if (s) return s;
   }
   return O2M_OK;

@@ -7,4 +7,5 @@ const struct o2m_plugin o2m_plugin_v1 = {
     .import = o2m_model_import,
     .run_model = o2m_run_model,
     .run_mlir_file = o2m_run_mlir_file,
+    .compile = o2m_model_compile,
 };

@@ -15,7 +15,7 @@
 #include "exec/run.h"
 #include "onnx2mlir.h"
 
-#define O2M_PLUGIN_ABI 6 /* 6: o2m_run_timings.passes_ms and .llvm_ms */
+#define O2M_PLUGIN_ABI 7 /* 7: compile */
 #define O2M_PLUGIN_SYMBOL "o2m_plugin_v1"
 
 struct o2m_plugin {
@@ -35,6 +35,8 @@ struct o2m_plugin {
                               const o2m_tensor *const *inputs, int *n_outputs,
                               o2m_tensor ***outputs, o2m_arena *arena,
                               o2m_run_phase *failed, o2m_diag *diag);
+  /* o2m_model_compile: the model as a library with a C ABI. */
+  o2m_status (*compile)(o2m_model *model, const o2m_compile_options *options, o2m_diag *diag);
 };
 
 extern const struct o2m_plugin o2m_plugin_v1;

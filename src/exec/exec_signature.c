@@ -1,0 +1,101 @@
+/* exec_signature.c - what the entry function of a module takes and
+ * returns, read before lowering (exec_internal.h, exec_read_signature).
+ *
+ * Owns: finding the func.func, the dtype/rank/dims of each argument and
+ * result, the weight each argument carries (emit.h, O2M_WEIGHT_ARG_ATTR),
+ * and asking for the entry's C interface (llvm.emit_c_interface).
+ */
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "emit/emit.h"
+#include "exec/exec_internal.h"
+#include "util/diag.h"
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static void print_to_buffer(MlirStringRef s, void *user) {
+  char *buf = user;
+  size_t len = strlen(buf), room = 255 - len;
+  size_t n = s.length < room ? s.length : room;
+  memcpy(buf + len, s.data, n);
+  buf[len + n] = '\0';
+}
+
+static o2m_status read_arg(const char *entry, MlirType type, const char *what, int index, o2m_arena *arena,
+                           exec_arg *out, o2m_diag *diag) {
+  o2m_dtype dtype = mlirTypeIsARankedTensor(type) ? exec_dtype_of(mlirShapedTypeGetElementType(type))
+                                                  : O2M_DT_UNDEFINED;
+  if (dtype == O2M_DT_UNDEFINED) {
+    char text[256] = "";
+    mlirTypePrint(type, print_to_buffer, text);
+    return o2m_fail(diag, O2M_ERR_UNSUPPORTED,
+                    "%s %d of @%s has type %s; the executor takes ranked tensors of numbers or bools",
+                    what, index, entry, text);
+  }
+  out->dtype = dtype;
+  out->rank = (int)mlirShapedTypeGetRank(type);
+  out->dims = out->rank ? o2m_arena_array(arena, (size_t)out->rank, sizeof(int64_t)) : NULL;
+  if (out->rank && !out->dims) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int k = 0; k < out->rank; k++)
+    out->dims[k] = mlirShapedTypeIsDynamicDim(type, k) ? -1 : mlirShapedTypeGetDimSize(type, k);
+  return O2M_OK;
+}
+
+MlirOperation exec_find_entry(MlirModule module, const char *entry) {
+  MlirSymbolTable table = mlirSymbolTableCreate(mlirModuleGetOperation(module));
+  MlirOperation func = mlirSymbolTableLookup(table, str(entry));
+  mlirSymbolTableDestroy(table);
+  MlirStringRef op_name = mlirOperationIsNull(func) ? str("") : mlirIdentifierStr(mlirOperationGetName(func));
+  if (op_name.length != 9 || memcmp(op_name.data, "func.func", 9) != 0) return (MlirOperation){NULL};
+  return func;
+}
+
+/* The initializer names of the weight arguments (NULL for the others). */
+static o2m_status read_weight_names(MlirOperation func, exec_signature *sig, o2m_arena *arena, o2m_diag *diag) {
+  if (!(sig->weight_names = o2m_arena_array(arena, (size_t)sig->n_args + 1, sizeof(char *))))
+    return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  MlirAttribute arg_attrs = mlirOperationGetInherentAttributeByName(func, str("arg_attrs"));
+  if (mlirAttributeIsNull(arg_attrs) || !mlirAttributeIsAArray(arg_attrs)) return O2M_OK;
+  int n = (int)mlirArrayAttrGetNumElements(arg_attrs);
+  for (int i = 0; i < sig->n_args && i < n; i++) {
+    MlirAttribute d = mlirArrayAttrGetElement(arg_attrs, i);
+    MlirAttribute w = mlirAttributeIsADictionary(d) ? mlirDictionaryAttrGetElementByName(d, str(O2M_WEIGHT_ARG_ATTR))
+                                                    : mlirAttributeGetNull();
+    if (mlirAttributeIsNull(w) || !mlirAttributeIsAString(w)) continue;
+    MlirStringRef name = mlirStringAttrGetValue(w);
+    if (!(sig->weight_names[i] = o2m_arena_strndup(arena, name.data, name.length)))
+      return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  }
+  return O2M_OK;
+}
+
+o2m_status exec_read_signature(MlirModule module, const char *entry, o2m_arena *arena, exec_signature *sig,
+                               o2m_diag *diag) {
+  MlirOperation func = exec_find_entry(module, entry);
+  if (mlirOperationIsNull(func)) return o2m_fail(diag, O2M_ERR_INVALID, "the module has no func.func @%s to run", entry);
+  MlirAttribute fattr = mlirOperationGetInherentAttributeByName(func, str("function_type"));
+  MlirType ftype = mlirAttributeIsNull(fattr) ? (MlirType){NULL} : mlirTypeAttrGetValue(fattr);
+  if (mlirTypeIsNull(ftype) || !mlirTypeIsAFunction(ftype))
+    return o2m_fail(diag, O2M_ERR_INVALID, "@%s has no function type", entry);
+  sig->n_args = (int)mlirFunctionTypeGetNumInputs(ftype);
+  sig->n_results = (int)mlirFunctionTypeGetNumResults(ftype);
+  sig->args = o2m_arena_array(arena, (size_t)sig->n_args + 1, sizeof(exec_arg));
+  sig->results = o2m_arena_array(arena, (size_t)sig->n_results + 1, sizeof(exec_arg));
+  if (!sig->args || !sig->results) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < sig->n_args; i++) {
+    o2m_status s = read_arg(entry, mlirFunctionTypeGetInput(ftype, i), "argument", i, arena, &sig->args[i], diag);
+    if (s) return s;
+  }
+  for (int i = 0; i < sig->n_results; i++) {
+    o2m_status s = read_arg(entry, mlirFunctionTypeGetResult(ftype, i), "result", i, arena, &sig->results[i], diag);
+    if (s) return s;
+  }
+  o2m_status s = read_weight_names(func, sig, arena, diag);
+  if (s) return s;
+  mlirOperationSetDiscardableAttributeByName(func, str("llvm.emit_c_interface"),
+                                             mlirUnitAttrGet(mlirModuleGetContext(module)));
+  return O2M_OK;
+}

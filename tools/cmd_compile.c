@@ -1,0 +1,67 @@
+/* cmd_compile.c - `onnx2mlir compile MODEL -o LIB [--header H] ...`: loads
+ * the model and compiles it through the MLIR plugin into a shared library
+ * or an object with a C ABI (o2m_model_compile). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "plugin/plugin.h"
+#include "util/diag.h"
+
+static const char compile_help[] =
+    "usage: onnx2mlir compile MODEL -o LIB.so|LIB.o [--header FILE.h] [--name NAME]\n"
+    "                             [-O LEVEL] [--data-dir DIR]\n\n"
+    "Compiles an ONNX model for this machine's CPU into a shared library (.so) or\n"
+    "a relocatable object (.o) with a C ABI. Dynamic dims stay dynamic: the\n"
+    "library takes any batch size. The weights are compiled in.\n\n"
+    "  -o LIB         the library to write (.so) or object (.o)\n"
+    "  --header FILE  write the C header that declares NAME_run, NAME_free_outputs,\n"
+    "                 NAME_input_name and NAME_output_name and lists the inputs\n"
+    "                 and outputs (see examples/compiled/)\n"
+    "  --name NAME    the functions' prefix, a C identifier (default: model)\n"
+    "  -O LEVEL       LLVM optimisation level 0..3 (default 2)\n"
+    "  --data-dir DIR where the model's external data lives\n\n"
+    "Needs the system's C compiler (cc, or $CC) to build the wrapper and link;\n"
+    "a .o also needs objcopy. A model with nodes the Linalg target cannot\n"
+    "lower is refused with the list of them, and nothing is written.\n";
+
+int cmd_compile(int argc, char **argv) {
+  const char *model_path = NULL, *data_dir = NULL, *level = NULL;
+  o2m_compile_options co = {NULL, NULL, NULL, 0, NULL};
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      fputs(compile_help, stdout);
+      return EXIT_OK;
+    }
+    if (cli_flag_value(argc, argv, &i, "-o", &co.output)) {
+      if (!co.output) return cli_usage_error("compile", "-o needs a file name");
+    } else if (cli_flag_value(argc, argv, &i, "--header", &co.header)) {
+      if (!co.header) return cli_usage_error("compile", "--header needs a file name");
+    } else if (cli_flag_value(argc, argv, &i, "--name", &co.name)) {
+      if (!co.name) return cli_usage_error("compile", "--name needs a C identifier");
+    } else if (cli_flag_value(argc, argv, &i, "--data-dir", &data_dir)) {
+      if (!data_dir) return cli_usage_error("compile", "--data-dir needs a folder");
+    } else if (cli_flag_value(argc, argv, &i, "-O", &level) || (strncmp(argv[i], "-O", 2) == 0 && (level = argv[i] + 2))) {
+      if (!level || strlen(level) != 1 || level[0] < '0' || level[0] > '3')
+        return cli_usage_error("compile", "-O takes 0, 1, 2 or 3");
+      co.opt_level = level[0] == '0' ? -1 : level[0] - '0';
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cli_usage_error("compile", "unknown option '%s'", argv[i]);
+    } else if (model_path) {
+      return cli_usage_error("compile", "more than one model given");
+    } else {
+      model_path = argv[i];
+    }
+  }
+  if (!model_path) return cli_usage_error("compile", "no model given");
+  if (!co.output) return cli_usage_error("compile", "no output given (-o LIB.so or -o LIB.o)");
+  o2m_diag diag = cli_diag();
+  const struct o2m_plugin *plugin = cli_load_plugin(&diag);
+  if (!plugin) return cli_report(&diag);
+  o2m_load_options options = {data_dir, 0};
+  o2m_model *model = NULL;
+  if (o2m_model_load(model_path, &options, &model, &diag)) return cli_report(&diag);
+  o2m_status s = plugin->compile(model, &co, &diag);
+  o2m_model_free(model);
+  return s ? cli_report(&diag) : EXIT_OK;
+}
