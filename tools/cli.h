@@ -38,6 +38,10 @@ const struct o2m_plugin *cli_load_plugin(o2m_diag *diag);
 o2m_status cli_read_input_file(o2m_arena *arena, const char *dir, int i, o2m_tensor **out,
                                o2m_diag *diag);
 
+/* Specialises the model to the inputs DIR/input_<i>.pb (import's and
+ * compile's --inputs), read into arena, which must outlive the model's use. */
+o2m_status cli_specialize_to(o2m_model *model, const char *dir, o2m_arena *arena, o2m_diag *diag);
+
 /* Prints a tensor as `run` shows an output: `prefix` and "output I
  * 'NAME': dtype [dims]" (index < 0: the dtype and dims only), then its
  * first values indented as far as the prefix. */

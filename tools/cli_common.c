@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/core.h"
 #include "core/compare.h"
 #include "util/diag.h"
 
@@ -76,4 +77,17 @@ void cli_print_tensor(int index, const char *name, const o2m_tensor *t, const ch
   }
   if (t->count > SHOWN) printf(" ... (%lld values)", (long long)t->count);
   printf("\n");
+}
+
+/* Specialises the model to DIR/input_<i>.pb, read into arena (which must
+ * outlive the import). */
+o2m_status cli_specialize_to(o2m_model *model, const char *dir, o2m_arena *arena, o2m_diag *diag) {
+  int n = o2m_runtime_input_count(model);
+  o2m_tensor **inputs = o2m_arena_array(arena, (size_t)n + 1, sizeof(o2m_tensor *));
+  if (!inputs) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n; i++) {
+    o2m_status s = cli_read_input_file(arena, dir, i, &inputs[i], diag);
+    if (s) return s;
+  }
+  return o2m_specialize_inputs(model, n, (const o2m_tensor *const *)inputs, diag);
 }

@@ -10,7 +10,7 @@
 
 static const char compile_help[] =
     "usage: onnx2mlir compile MODEL -o LIB.so|LIB.o [--header FILE.h] [--name NAME]\n"
-    "                             [-O LEVEL] [--data-dir DIR]\n\n"
+    "                             [-O LEVEL] [--data-dir DIR] [--inputs DIR]\n\n"
     "Compiles an ONNX model for this machine's CPU into a shared library (.so) or\n"
     "a relocatable object (.o) with a C ABI. Dynamic dims stay dynamic: the\n"
     "library takes any batch size. The weights are compiled in.\n\n"
@@ -20,13 +20,16 @@ static const char compile_help[] =
     "                 and outputs (see examples/compiled/)\n"
     "  --name NAME    the functions' prefix, a C identifier (default: model)\n"
     "  -O LEVEL       LLVM optimisation level 0..3 (default 2)\n"
-    "  --data-dir DIR where the model's external data lives\n\n"
+    "  --data-dir DIR where the model's external data lives\n"
+    "  --inputs DIR   specialise to the inputs DIR/input_<i>.pb, as import does: their\n"
+    "                 shapes become fixed, and inputs read only as parameters (Resize's\n"
+    "                 sizes, reduction axes, ...) constants, for models that need them\n\n"
     "Needs the system's C compiler (cc, or $CC) to build the wrapper and link;\n"
     "a .o also needs objcopy. A model with nodes the Linalg target cannot\n"
     "lower is refused with the list of them, and nothing is written.\n";
 
 int cmd_compile(int argc, char **argv) {
-  const char *model_path = NULL, *data_dir = NULL, *level = NULL;
+  const char *model_path = NULL, *data_dir = NULL, *level = NULL, *inputs_dir = NULL;
   o2m_compile_options co = {NULL, NULL, NULL, 0, NULL};
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
@@ -39,6 +42,8 @@ int cmd_compile(int argc, char **argv) {
       if (!co.header) return cli_usage_error("compile", "--header needs a file name");
     } else if (cli_flag_value(argc, argv, &i, "--name", &co.name)) {
       if (!co.name) return cli_usage_error("compile", "--name needs a C identifier");
+    } else if (cli_flag_value(argc, argv, &i, "--inputs", &inputs_dir)) {
+      if (!inputs_dir) return cli_usage_error("compile", "--inputs needs a folder");
     } else if (cli_flag_value(argc, argv, &i, "--data-dir", &data_dir)) {
       if (!data_dir) return cli_usage_error("compile", "--data-dir needs a folder");
     } else if (cli_flag_value(argc, argv, &i, "-O", &level) || (strncmp(argv[i], "-O", 2) == 0 && (level = argv[i] + 2))) {
@@ -61,7 +66,10 @@ int cmd_compile(int argc, char **argv) {
   o2m_load_options options = {data_dir, 0};
   o2m_model *model = NULL;
   if (o2m_model_load(model_path, &options, &model, &diag)) return cli_report(&diag);
-  o2m_status s = plugin->compile(model, &co, &diag);
+  o2m_arena inputs_arena = {0};
+  o2m_status s = inputs_dir ? cli_specialize_to(model, inputs_dir, &inputs_arena, &diag) : O2M_OK;
+  if (!s) s = plugin->compile(model, &co, &diag);
   o2m_model_free(model);
+  o2m_arena_free(&inputs_arena);
   return s ? cli_report(&diag) : EXIT_OK;
 }

@@ -59,19 +59,6 @@ static void show_progress(void *user, size_t done, size_t total) {
   if (done == total) fprintf(stderr, "\n");
 }
 
-/* Specialises the model to DIR/input_<i>.pb, read into arena (which must
- * outlive the import). */
-static o2m_status specialize_to(o2m_model *model, const char *dir, o2m_arena *arena, o2m_diag *diag) {
-  int n = o2m_runtime_input_count(model);
-  o2m_tensor **inputs = o2m_arena_array(arena, (size_t)n + 1, sizeof(o2m_tensor *));
-  if (!inputs) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  for (int i = 0; i < n; i++) {
-    o2m_status s = cli_read_input_file(arena, dir, i, &inputs[i], diag);
-    if (s) return s;
-  }
-  return o2m_specialize_inputs(model, n, (const o2m_tensor *const *)inputs, diag);
-}
-
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n >= m && strcmp(s + n - m, suffix) == 0;
@@ -121,7 +108,7 @@ int cmd_import(int argc, char **argv) {
   o2m_model *model = NULL;
   if (o2m_model_load(model_path, &options, &model, &diag)) return cli_report(&diag);
   o2m_arena inputs_arena = {0};
-  if (inputs_dir && specialize_to(model, inputs_dir, &inputs_arena, &diag)) {
+  if (inputs_dir && cli_specialize_to(model, inputs_dir, &inputs_arena, &diag)) {
     o2m_model_free(model);
     o2m_arena_free(&inputs_arena);
     return cli_report(&diag);

@@ -97,9 +97,10 @@ static int is_identifier(const char *s) {
   return 1;
 }
 
-/* Whether the library can take or give a tensor of dtype d. */
+/* Whether the library can take or give a tensor of dtype d: a byte or
+ * more per element (sub-byte types would need ONNX's packing undone). */
 static int dtype_ok(o2m_dtype d) {
-  return d == O2M_DT_BOOL || (d != O2M_DT_STRING && o2m_dtype_bits(d) >= 8 && d <= O2M_DT_BFLOAT16);
+  return d == O2M_DT_BOOL || (d != O2M_DT_STRING && o2m_dtype_bits(d) >= 8);
 }
 
 static o2m_status check_io(const o2m_model *model, const char *what, const char *name, const o2m_type *t,
