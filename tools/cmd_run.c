@@ -23,7 +23,7 @@
 static const char run_help[] =
     "usage: onnx2mlir run MODEL [--target linalg|tosa|stablehlo] [--input NAME=FILE]...\n"
     "                           [--inputs DIR] [-o OUTDIR] [--npy] [--data-dir DIR] [-O LEVEL]\n"
-    "                           [--repeat N]\n\n"
+    "                           [--repeat N] [--timings]\n\n"
     "Compiles an ONNX model for the host (MLIR's JIT), specialised to the shapes of\n"
     "the given inputs, runs it once and writes or prints its outputs.\n\n"
     "  --target T        linalg (default); tosa (the TOSA module, run through\n"
@@ -44,7 +44,11 @@ static const char run_help[] =
     "  --repeat N        call the compiled code N times (outputs: the last call's)\n"
     "                    and print to stderr the time of each step: load (reading\n"
     "                    the model), emit (specialising, emitting MLIR), compile\n"
-    "                    (verifying, lowering, JIT), run (median and min per call)\n\n"
+    "                    (verifying, lowering, JIT), run (median and min per call)\n"
+    "  --timings         print to stderr where the time went, phase by phase: load,\n"
+    "                    specialise, transform, emit, verify, each MLIR pass down to\n"
+    "                    the LLVM dialect, LLVM IR and optimisation, code generation,\n"
+    "                    and the calls\n\n"
     "MODEL may be a .mlir/.mlirbc file in the Linalg form (as `import --to linalg`\n"
     "writes it): its @main is run, --inputs reads input_0.pb, input_1.pb, ... while\n"
     "they exist, and --input takes the argument's position as NAME.\n";
@@ -53,6 +57,7 @@ typedef struct run_args {
   const char *model, *target, *inputs_dir, *out_dir, *data_dir;
   int npy, opt_level;
   int repeat; /* 0: no --repeat (one call, no timings printed) */
+  int timings; /* --timings: the phase-by-phase table */
   double load_ms;
   int n_named;
   char **named; /* NAME=FILE, pointing into argv */
@@ -80,6 +85,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
     } else if (cli_flag_value(argc, argv, &i, "-O", &v) || (strncmp(argv[i], "-O", 2) == 0 && (v = argv[i] + 2))) {
       if (!v || strlen(v) != 1 || v[0] < '0' || v[0] > '3') return cli_usage_error("run", "-O takes 0, 1, 2 or 3");
       a->opt_level = v[0] - '0';
+    } else if (strcmp(argv[i], "--timings") == 0) {
+      a->timings = 1;
     } else if (cli_flag_value(argc, argv, &i, "--repeat", &v)) {
       char *end = NULL;
       long n = v ? strtol(v, &end, 10) : 0;
@@ -178,7 +185,30 @@ static int write_outputs(const run_args *a, int n, o2m_tensor **outputs, o2m_are
 
 /* ---- the command ------------------------------------------------------------- */
 
+/* --timings: each phase, the MLIR passes that took 1% of them or more. */
+static void print_phase_table(const run_args *a, const o2m_run_timings *t) {
+  const o2m_compile_times *d = &t->detail;
+  double emit_only = t->emit_ms - t->infer_ms - t->transform_ms;
+  double verify = t->compile_ms - t->passes_ms - t->llvm_ms;
+  fprintf(stderr, "timings (ms):\n  %-34s %10.1f\n  %-34s %10.1f\n  %-34s %10.1f\n  %-34s %10.1f\n",
+          "load", a->load_ms, "specialise (inference)", t->infer_ms, "transform", t->transform_ms, "emit MLIR",
+          emit_only);
+  fprintf(stderr, "  %-34s %10.1f\n  %-34s %10.1f\n", "verify, engine set-up", verify, "MLIR passes", t->passes_ms);
+  double other = 0;
+  for (int i = 0; i < d->n_passes; i++) {
+    if (d->pass_ms[i] >= 0.01 * t->passes_ms)
+      fprintf(stderr, "    %-32s %10.1f\n", d->pass_names[i], d->pass_ms[i]);
+    else
+      other += d->pass_ms[i];
+  }
+  if (other > 0) fprintf(stderr, "    %-32s %10.1f\n", "(the others)", other);
+  fprintf(stderr, "  %-34s %10.1f\n  %-34s %10.1f\n", "LLVM IR and optimisation", d->llvm_ir_ms,
+          "LLVM code generation, linking", d->llvm_codegen_ms);
+  fprintf(stderr, "  %-34s %10.3f\n", t->runs > 1 ? "call (median)" : "call", t->run_median_ms);
+}
+
 static void print_timings(const run_args *a, const o2m_run_timings *timings) {
+  if (a->timings) print_phase_table(a, timings);
   if (a->repeat)
     fprintf(stderr, "load: %.1f ms, emit: %.1f ms, compile: %.1f ms, run: median %.3f ms over %d (min %.3f ms)"
             "; compile = MLIR passes %.1f ms + LLVM %.1f ms + other %.1f ms; %d matrix product%s through BLAS\n",

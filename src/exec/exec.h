@@ -19,6 +19,7 @@
 
 #include <mlir-c/IR.h>
 
+#include "exec/run.h"
 #include "ir/ir.h"
 
 typedef struct o2m_exec o2m_exec;
@@ -55,9 +56,8 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry,
 int o2m_exec_output_count(const o2m_exec *exec);
 /* How many matrix products the compiled code hands to BLAS (exec_blas.c). */
 int o2m_exec_blas_calls(const o2m_exec *exec);
-/* Where compiling went: MLIR's passes down to the LLVM dialect, and LLVM
- * (translation, optimisation, code generation), in milliseconds. */
-void o2m_exec_compile_times(const o2m_exec *exec, double *passes_ms, double *llvm_ms);
+/* Where compiling went (run.h). */
+const o2m_compile_times *o2m_exec_compile_times(const o2m_exec *exec);
 /* The entry's argument count, and the initializer argument `index`
  * carries (emit.h, O2M_WEIGHT_ARG_ATTR), or NULL for a runtime input. */
 int o2m_exec_input_count(const o2m_exec *exec);

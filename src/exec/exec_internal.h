@@ -61,10 +61,11 @@ void exec_capture_begin(exec_errors *errors, MlirContext ctx);
 void exec_capture_end(exec_errors *errors);
 
 /* Lowers a verified Linalg-on-tensors module to the LLVM dialect in place
- * (bufferization, deallocation, loops, then LLVM). With blas_calls, the
+ * (bufferization, deallocation, loops, then LLVM), timing each pass into
+ * `times` (may be NULL). With blas_calls, the
  * float32 products become BLAS calls (exec_blas.c) and *blas_calls
  * counts them; NULL keeps every product in loops. */
-o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_diag *diag);
+o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_compile_times *times, o2m_diag *diag);
 
 /* ---- If branches that fail when taken (exec_branch_failure.c) ------- */
 

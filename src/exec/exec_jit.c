@@ -48,7 +48,7 @@ struct o2m_exec {
   exec_branch_failures failures;
   exec_signature sig;
   int blas_calls; /* matrix products through BLAS */
-  double passes_ms, llvm_ms; /* lowering to the LLVM dialect; LLVM's translation, optimisation, code generation */
+  o2m_compile_times times;
   weight_arg *weights; /* sig.n_args entries */
 };
 
@@ -89,8 +89,13 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, o
   MlirStringRef lib = str(libs.path);
   exec_errors errors;
   exec_capture_begin(&errors, mlirModuleGetContext(module));
+  double t0 = clock_ms();
+  /* creating the engine translates to LLVM IR and optimises; the first
+   * look-up generates the code and links it */
   e->engine = mlirExecutionEngineCreate(module, opt_level, libs.path[0] ? 1 : 0, &lib, false, false);
   exec_capture_end(&errors);
+  double t1 = clock_ms();
+  e->times.llvm_ir_ms = t1 - t0;
   if (mlirExecutionEngineIsNull(e->engine))
     return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "JIT compilation of @%s failed: %s", e->entry,
                     errors.text[0] ? errors.text : "the LLVM IR translation or code generation failed");
@@ -100,6 +105,7 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, o
   char name[512];
   snprintf(name, sizeof(name), "_mlir_ciface_%s", e->entry);
   e->call = (packed_fn)mlirExecutionEngineLookupPacked(e->engine, str(name));
+  e->times.llvm_codegen_ms = clock_ms() - t1;
   if (!e->call)
     return o2m_fail(diag, O2M_ERR_INTERNAL, "the JIT has no %s (symbols unresolved?)", name);
   return O2M_OK;
@@ -119,12 +125,8 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
   if (!s && !(e->weights = o2m_arena_array(&e->arena, (size_t)e->sig.n_args + 1, sizeof(*e->weights))))
     s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   if (!s) s = exec_read_branch_failures(module, &e->arena, &e->failures, diag);
-  double t0 = clock_ms();
-  if (!s) s = exec_lower_to_llvm(module, &e->blas_calls, diag);
-  double t1 = clock_ms();
+  if (!s) s = exec_lower_to_llvm(module, &e->blas_calls, &e->times, diag);
   if (!s) s = create_engine(e, module, opt_level, diag);
-  e->passes_ms = t1 - t0;
-  e->llvm_ms = clock_ms() - t1;
   mlirModuleDestroy(module);
   if (s) {
     o2m_exec_free(e);
@@ -138,10 +140,7 @@ int o2m_exec_output_count(const o2m_exec *exec) { return exec->sig.n_results; }
 
 int o2m_exec_blas_calls(const o2m_exec *exec) { return exec->blas_calls; }
 
-void o2m_exec_compile_times(const o2m_exec *exec, double *passes_ms, double *llvm_ms) {
-  *passes_ms = exec->passes_ms;
-  *llvm_ms = exec->llvm_ms;
-}
+const o2m_compile_times *o2m_exec_compile_times(const o2m_exec *exec) { return &exec->times; }
 
 int o2m_exec_input_count(const o2m_exec *exec) { return exec->sig.n_args; }
 

@@ -88,7 +88,7 @@ o2m_status o2m_exec_write_object(MlirModule module, const char *entry, int opt_l
   o2m_status s = exec_read_signature(module, entry, arena, sig, diag);
   if (s) return s;
   make_inputs_read_only(exec_find_entry(module, entry), sig);
-  if ((s = exec_lower_to_llvm(module, NULL, diag))) return s;
+  if ((s = exec_lower_to_llvm(module, NULL, NULL, diag))) return s;
   LLVMContextRef llvm = LLVMContextCreate();
   exec_errors errors;
   exec_capture_begin(&errors, mlirModuleGetContext(module));

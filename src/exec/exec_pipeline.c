@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <mlir-c/Pass.h>
 #include <mlir-c/RegisterEverything.h>
@@ -91,28 +92,32 @@ o2m_status o2m_exec_verify(MlirModule module, o2m_diag *diag) {
  * pipeline frees temporaries and hands every returned buffer to the
  * caller. Math ops on f16/bf16 are computed in f32; those LLVM has no
  * intrinsic for become libm calls (resolved in-process by the JIT). */
-static const char *const lowering[] = {
-    "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
-    "buffer-deallocation-pipeline",
-    "convert-bufferization-to-memref",
-    "func.func(convert-linalg-to-loops)",
-    "math-extend-to-supported-types",
-    "convert-math-to-funcs",
-    "convert-scf-to-cf",
-    "expand-strided-metadata",
-    "lower-affine",
-    "arith-expand",
-    "convert-complex-to-standard",
-    "convert-math-to-llvm",
-    "convert-math-to-libm",
-    "finalize-memref-to-llvm",
-    "convert-arith-to-llvm",
-    "convert-index-to-llvm",
-    "convert-complex-to-llvm",
-    "convert-cf-to-llvm",
-    "convert-func-to-llvm",
-    "convert-ub-to-llvm",
-    "reconcile-unrealized-casts",
+/* Each step: the name timings show, and the pipeline text. */
+static const struct {
+  const char *name, *pipeline;
+} lowering[] = {
+    {"one-shot-bufferize",
+     "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"},
+    {"buffer-deallocation-pipeline", "buffer-deallocation-pipeline"},
+    {"convert-bufferization-to-memref", "convert-bufferization-to-memref"},
+    {"convert-linalg-to-loops", "func.func(convert-linalg-to-loops)"},
+    {"math-extend-to-supported-types", "math-extend-to-supported-types"},
+    {"convert-math-to-funcs", "convert-math-to-funcs"},
+    {"convert-scf-to-cf", "convert-scf-to-cf"},
+    {"expand-strided-metadata", "expand-strided-metadata"},
+    {"lower-affine", "lower-affine"},
+    {"arith-expand", "arith-expand"},
+    {"convert-complex-to-standard", "convert-complex-to-standard"},
+    {"convert-math-to-llvm", "convert-math-to-llvm"},
+    {"convert-math-to-libm", "convert-math-to-libm"},
+    {"finalize-memref-to-llvm", "finalize-memref-to-llvm"},
+    {"convert-arith-to-llvm", "convert-arith-to-llvm"},
+    {"convert-index-to-llvm", "convert-index-to-llvm"},
+    {"convert-complex-to-llvm", "convert-complex-to-llvm"},
+    {"convert-cf-to-llvm", "convert-cf-to-llvm"},
+    {"convert-func-to-llvm", "convert-func-to-llvm"},
+    {"convert-ub-to-llvm", "convert-ub-to-llvm"},
+    {"reconcile-unrealized-casts", "reconcile-unrealized-casts"},
 };
 
 static void pipeline_error(MlirStringRef s, void *user) { append(s, user); }
@@ -145,12 +150,31 @@ o2m_status o2m_exec_run_pass(MlirModule module, const char *pass, o2m_diag *diag
   return run_pass(module, pass, diag);
 }
 
-o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_diag *diag) {
+static double clock_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void record(o2m_compile_times *times, const char *name, double ms) {
+  if (!times) return;
+  times->passes_ms += ms;
+  if (times->n_passes == O2M_MAX_PASS_TIMES) return;
+  times->pass_names[times->n_passes] = name;
+  times->pass_ms[times->n_passes++] = ms;
+}
+
+o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_compile_times *times, o2m_diag *diag) {
   for (size_t i = 0; i < sizeof(lowering) / sizeof(lowering[0]); i++) {
-    o2m_status s = run_pass(module, lowering[i], diag);
+    double t0 = clock_ms();
+    o2m_status s = run_pass(module, lowering[i].pipeline, diag);
+    record(times, lowering[i].name, clock_ms() - t0);
     /* on buffers, before the loops: the products tagged for BLAS */
-    if (!s && blas_calls && strcmp(lowering[i], "convert-bufferization-to-memref") == 0)
+    if (!s && blas_calls && strcmp(lowering[i].name, "convert-bufferization-to-memref") == 0) {
+      t0 = clock_ms();
       s = exec_lower_blas_calls(module, blas_calls, diag);
+      record(times, "BLAS calls", clock_ms() - t0);
+    }
     if (s) return s;
   }
   return O2M_OK;

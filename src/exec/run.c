@@ -136,7 +136,9 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
   if ((s = o2m_exec_compile(module, entry, &eo, &exec, diag))) return s;
   r->timings.compile_ms = now_ms() - t0;
   r->timings.blas_calls = o2m_exec_blas_calls(exec);
-  o2m_exec_compile_times(exec, &r->timings.passes_ms, &r->timings.llvm_ms);
+  r->timings.detail = *o2m_exec_compile_times(exec);
+  r->timings.passes_ms = r->timings.detail.passes_ms;
+  r->timings.llvm_ms = r->timings.detail.llvm_ir_ms + r->timings.detail.llvm_codegen_ms;
   enter(r, O2M_PHASE_RUN);
   int n = o2m_exec_output_count(exec);
   if (expected_outputs >= 0 && n != expected_outputs)
@@ -208,6 +210,7 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   if ((s = o->input_values ? o2m_specialize_values(model, n_inputs, o->input_values, diag)
                            : o2m_specialize_inputs(model, n_inputs, inputs, diag)))
     return s;
+  r.timings.infer_ms = now_ms() - t0;
   int n_graph_out = model->graph->n_outputs, n_flat_in = n_inputs;
   const o2m_tensor *const *flat_in = inputs;
   if (o->input_values) {
@@ -221,6 +224,7 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   MlirModule module;
   s = build(model, mc, o->input_values, shape, &module, diag);
   r.timings.emit_ms = now_ms() - t0;
+  r.timings.transform_ms = model->transform_ms;
   int n_out = 0, n_flat_out = n_graph_out;
   for (int i = 0; shape && i < n_graph_out; i++) n_flat_out += shape[i].count - 1;
   o2m_tensor **outs = NULL;

@@ -25,14 +25,28 @@ typedef enum o2m_run_phase {
   O2M_PHASE_COUNT
 } o2m_run_phase;
 
+/* Where compiling to machine code went, in milliseconds. */
+enum { O2M_MAX_PASS_TIMES = 32 };
+typedef struct o2m_compile_times {
+  double passes_ms; /* MLIR's passes down to the LLVM dialect (with the BLAS rewrite), */
+  int n_passes;     /* pass by pass, in order: */
+  const char *pass_names[O2M_MAX_PASS_TIMES];
+  double pass_ms[O2M_MAX_PASS_TIMES];
+  double llvm_ir_ms;      /* translating to LLVM IR and LLVM's optimisation */
+  double llvm_codegen_ms; /* LLVM's code generation and the JIT's linking */
+} o2m_compile_times;
+
 /* Where the time of one run went, in milliseconds of CLOCK_MONOTONIC (for
- * `run --repeat`, benchmarks). */
+ * `run --repeat`, `run --timings`, benchmarks). */
 typedef struct o2m_run_timings {
-  double emit_ms;       /* specialising to the input shapes and emitting MLIR
-                           (for an MLIR file: parsing it) */
+  double emit_ms;       /* specialising to the input shapes, rewriting and
+                           emitting MLIR (for an MLIR file: parsing it), */
+  double infer_ms;      /* of which specialising (inference on the shapes) */
+  double transform_ms;  /* and rewriting to the target's op set */
   double compile_ms;    /* MLIR's verifier, lowering to LLVM, JIT compiling */
   double passes_ms;     /* of which MLIR's passes down to the LLVM dialect */
   double llvm_ms;       /* and LLVM's translation, optimisation and code generation */
+  o2m_compile_times detail; /* both, finer */
   double run_median_ms; /* one call of the compiled code, copying the */
   double run_min_ms;    /* inputs in and the outputs out included */
   int runs;             /* how many calls were timed (options->repeat) */

@@ -316,6 +316,7 @@ struct o2m_model {
   o2m_tensor **external;
 
   int next_symbol; /* fresh-symbol counter used by inference */
+  double transform_ms; /* how long the last o2m_transform_for_target took (timings) */
 };
 
 /* The version of `domain` imported by the model; 0 when not imported.

@@ -3,6 +3,7 @@
  * topological, and the rule lookup. A rule that refuses a node leaves it
  * untouched (its reason is kept for the backend's report). */
 #include <string.h>
+#include <time.h>
 
 #include "transform/transform.h"
 #include "util/diag.h"
@@ -209,8 +210,13 @@ o2m_status o2m_transform_to_core(o2m_model *model, o2m_diag *diag) {
 o2m_status o2m_transform_for_target(o2m_model *model, o2m_keeps_op_fn keeps, void *user,
                                     o2m_diag *diag) {
   target_ops t = {keeps, user, 0};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   o2m_status s = fuse_graph(model, model->graph, &t, diag);
-  return s ? s : transform_graph(model, model->graph, &t, diag);
+  if (!s) s = transform_graph(model, model->graph, &t, diag);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  model->transform_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  return s;
 }
 
 o2m_status o2m_transform_missing_ops(o2m_model *model, o2m_keeps_op_fn keeps, void *user,
