@@ -3,7 +3,9 @@
 # (npm onnxruntime-node, one thread), measured in the same run, for a
 # ResNet-style CNN and a small transformer encoder (make_run_models.py), on
 # each lowering target (TARGETS, default "linalg tosa": tosa is the TOSA
-# module run through upstream tosa-to-linalg).
+# module run through upstream tosa-to-linalg), and, where Debian's PyTorch is
+# installed, torchvision ResNet18, MobileNetV2, SqueezeNet 1.1 and a BERT-style
+# encoder (make_torchvision_models.py); MODELS="..." picks some.
 # Checks first that both give the same outputs (rtol 1e-3, atol 1e-4).
 #   ours: `onnx2mlir run --repeat N`: load + emit + compile once, N calls
 #   ort:  bench/ort_time.mjs: InferenceSession.create, N session.run calls
@@ -18,8 +20,19 @@ out=bench/out
 tool="$build/onnx2mlir"
 [ -x "$tool" ] || { echo "no $tool: build first (cmake --build $build)" >&2; exit 2; }
 mkdir -p "$out"
-for m in resnet_small encoder_small; do
-  [ -f "$out/$m.onnx" ] && [ -f "$out/${m}_x.npy" ] || { /usr/bin/python3 bench/make_run_models.py "$out"; break; }
+# the targets too when Debian's PyTorch is installed (python3-torch,
+# python3-torchvision): ResNet18, MobileNetV2, SqueezeNet 1.1, a BERT-style encoder
+torch_models="resnet18 mobilenet_v2 squeezenet bert_encoder"
+if [ -z "${MODELS:-}" ]; then
+  MODELS="resnet_small encoder_small"
+  /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null && MODELS="$MODELS $torch_models"
+fi
+for m in $MODELS; do
+  [ -f "$out/$m.onnx" ] && [ -f "$out/${m}_x.npy" ] && continue
+  case " $torch_models " in
+    *" $m "*) /usr/bin/python3 bench/make_torchvision_models.py "$out" ;;
+    *) /usr/bin/python3 bench/make_run_models.py "$out" ;;
+  esac
 done
 if [ ! -f bench/node_modules/onnxruntime-node/package.json ]; then
   # --ignore-scripts: the CPU library ships in the package; the install
@@ -30,7 +43,7 @@ fi
 results="$out/results.txt"
 : >"$results"
 targets=${TARGETS:-linalg tosa}
-for m in resnet_small encoder_small; do
+for m in $MODELS; do
   echo "== $m: onnxruntime, $runs runs" >&2
   ort=$(node bench/ort_time.mjs "$out/$m.onnx" "$out/${m}_x.npy" "$out/ort_$m.npy" "$runs")
   for target in $targets; do
@@ -73,6 +86,9 @@ print("| " + " | ".join(head) + " |")
 print("|" + "---|" * len(head))
 for model, c, r, oc, orun, v, o in rows:
     print(f"| {model} | {c:.0f} | {r:.2f} | {oc:.0f} | {orun:.2f} | {c / oc:.1f} | {r / orun:.1f} |")
+for target in sorted({m.split(" (")[1][:-1] for m, *_ in rows}):
+    ratios = [r / orun for m, _, r, _, orun, _, _ in rows if m.endswith(f"({target})")]
+    print(f"geometric mean of run ours/ort on {target}: {np.exp(np.mean(np.log(ratios))):.2f} over {len(ratios)} models")
 print("\nbreakdown (ms): " + "; ".join(
     f"{m}: load {v['load']:.1f}, emit {v['emit']:.1f}, compile {v['compile']:.1f} (MLIR passes "
     f"{v.get('passes', 0):.1f}, LLVM {v.get('LLVM', 0):.1f}, other {v.get('other', 0):.1f}), run min {v['min']:.2f} "

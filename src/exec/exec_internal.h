@@ -130,6 +130,10 @@ int exec_desc_borrowable(const o2m_tensor *t);
 /* Fills `desc` for t's dims over `data` (t's layout, not copied). */
 void exec_desc_view(const o2m_tensor *t, const void *data, exec_word *desc);
 
+/* Gives the JIT memrefCopy (MLIR's strided copies), copying whole rows
+ * where it can (before the engine is initialized). */
+void exec_register_memref_copy(MlirExecutionEngine engine);
+
 /* Copies the result described by `desc` (of signature `sig`) into a new
  * tensor in `arena`, in ONNX raw layout. */
 o2m_status exec_desc_to_tensor(const exec_word *desc, const exec_arg *sig,

@@ -101,6 +101,7 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, o
                     errors.text[0] ? errors.text : "the LLVM IR translation or code generation failed");
   if (e->failures.n) exec_register_branch_failed(e->engine);
   exec_register_blas(e->engine);
+  exec_register_memref_copy(e->engine);
   mlirExecutionEngineInitialize(e->engine);
   char name[512];
   snprintf(name, sizeof(name), "_mlir_ciface_%s", e->entry);

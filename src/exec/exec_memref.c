@@ -196,3 +196,47 @@ o2m_status exec_desc_to_tensor(const exec_word *desc, const exec_arg *sig, int i
   *out = t;
   return O2M_OK;
 }
+
+/* ---- memref.copy -------------------------------------------------------- */
+
+/* MLIR lowers a memref.copy between views that are not both contiguous
+ * to a call of memrefCopy(element bytes, source, destination), each an
+ * unranked descriptor (rank, pointer to the ranked one). MLIR's C runner
+ * utilities copy element by element; this one copies the longest run the
+ * two views share contiguously (a padded tensor's rows, say) at a time. */
+typedef struct unranked_desc {
+  int64_t rank;
+  int64_t *desc; /* allocated, aligned, offset, sizes[rank], strides[rank] */
+} unranked_desc;
+
+static void fast_memref_copy(int64_t esize, unranked_desc *src, unranked_desc *dst) {
+  enum { MAX_RANK = 64 };
+  int64_t rank = src->rank, *s = src->desc, *d = dst->desc;
+  const int64_t *sizes = s + 3, *ss = s + 3 + rank, *ds = d + 3 + rank;
+  const char *from = (const char *)(intptr_t)s[1] + s[2] * esize;
+  char *to = (char *)(intptr_t)d[1] + d[2] * esize;
+  int64_t count = 1;
+  for (int64_t k = 0; k < rank; k++) count *= sizes[k];
+  if (count == 0) return;
+  /* the innermost dims both views hold contiguously: one run */
+  int64_t inner = rank, run = 1;
+  while (inner > 0 && (sizes[inner - 1] == 1 || (ss[inner - 1] == run && ds[inner - 1] == run))) run *= sizes[--inner];
+  if (inner == 0 || rank > MAX_RANK) {
+    if (inner == 0) memmove(to, from, (size_t)(count * esize));
+    else /* not reached: ONNX ranks are far below */
+      for (int64_t n = 0; n < count; n++) memcpy(to + n * esize, from + n * esize, (size_t)esize);
+    return;
+  }
+  int64_t index[MAX_RANK] = {0};
+  size_t bytes = (size_t)(run * esize);
+  for (int64_t n = 0; n < count; n += run) {
+    int64_t so = 0, dof = 0;
+    for (int64_t k = 0; k < inner; k++) so += index[k] * ss[k], dof += index[k] * ds[k];
+    memcpy(to + dof * esize, from + so * esize, bytes);
+    for (int64_t k = inner - 1; k >= 0 && ++index[k] == sizes[k]; k--) index[k] = 0;
+  }
+}
+
+void exec_register_memref_copy(MlirExecutionEngine engine) {
+  mlirExecutionEngineRegisterSymbol(engine, mlirStringRefCreateFromCString("memrefCopy"), (void *)fast_memref_copy);
+}

@@ -329,11 +329,38 @@ static o2m_status copy_body(lw_ctx *cx, const MlirValue *args, MlirValue *yields
   return O2M_OK;
 }
 
+/* Whether each output element reads one input element at its own place
+ * (1x1 kernel, stride 1, no padding): the input is then its own im2col. */
+static int pointwise(const lw_window *win) {
+  for (int i = 0; i < win->n; i++)
+    if (win->kernel[i] != 1 || win->stride[i] != 1 || !lw_ix_is_const(win->pad_begin[i]) || win->pad_begin[i].c ||
+        !lw_ix_is_const(win->pad_end[i]) || win->pad_end[i].c || !lw_ix_is_const(win->extra[i]) || win->extra[i].c)
+      return 0;
+  return 1;
+}
+
+/* col [C, k..., o...] = the taps x[0, c, o*stride + k*dilation] of the
+ * padded input x [1, C, padded...]: loops c, k..., o... */
+static MlirValue gather_taps(lw_ctx *cx, const lw_window *win, MlirValue x, const int64_t *col_shape) {
+  int s = win->n, n_loops = 1 + 2 * s;
+  char iters[MAX_LOOPS + 1];
+  memset(iters, 'p', (size_t)n_loops);
+  iters[n_loops] = 0;
+  lw_aff xm[2 + LW_MAX_SPATIAL];
+  xm[0] = lw_aff_const(0);
+  xm[1] = lw_aff_dim(0);
+  for (int i = 0; i < s; i++) xm[2 + i] = lw_aff_2(1 + s + i, win->stride[i], 1 + i, win->dilation[i], 0);
+  MlirAttribute maps[2] = {lw_aff_map(cx, n_loops, 2 + s, xm), lw_identity_map(cx, n_loops)};
+  MlirValue col = lw_empty(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, n_loops, col_shape), NULL);
+  lw_generic_spec gather = {n_loops, iters, 1, 1, &x, &maps[0], &col, &maps[1], copy_body, NULL};
+  return lw_generic(cx, &gather, &col) ? (MlirValue){NULL} : col;
+}
+
 /* An ungrouped float32 convolution of one image with static shapes as
  * im2col and a matrix product: col [C, k..., o...] gathers the padded
  * input's taps (x[c, o*stride + k*dilation]), and y [F, o...] = the bias
- * + w [F, C*k...] col [C*k..., o...], a tagged BLAS call. *done stays 0
- * for other convolutions. */
+ * + w [F, C*k...] col [C*k..., o...], a tagged BLAS call (a pointwise
+ * convolution reads x as col). *done stays 0 for other convolutions. */
 static o2m_status im2col_conv(lw_ctx *cx, const conv_plan *p, MlirValue x, MlirValue w, MlirValue b,
                               MlirValue *result, int *done) {
   *done = 0;
@@ -353,27 +380,15 @@ static o2m_status im2col_conv(lw_ctx *cx, const conv_plan *p, MlirValue x, MlirV
     taps *= win->kernel[i];
     outs *= win->out[i].c;
   }
-  /* the gather: loops c, k..., o... over x [1, C, padded...] */
-  int n_loops = 1 + 2 * s;
-  char iters[MAX_LOOPS + 1];
-  memset(iters, 'p', (size_t)n_loops);
-  iters[n_loops] = 0;
-  lw_aff xm[2 + LW_MAX_SPATIAL];
-  xm[0] = lw_aff_const(0);
-  xm[1] = lw_aff_dim(0);
-  for (int i = 0; i < s; i++) xm[2 + i] = lw_aff_2(1 + s + i, win->stride[i], 1 + i, win->dilation[i], 0);
-  MlirAttribute maps[2] = {lw_aff_map(cx, n_loops, 2 + s, xm), lw_identity_map(cx, n_loops)};
-  MlirValue col = lw_empty(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, n_loops, col_shape), NULL);
-  lw_generic_spec gather = {n_loops, iters, 1, 1, &x, &maps[0], &col, &maps[1], copy_body, NULL};
-  o2m_status st = lw_generic(cx, &gather, &col);
-  if (st) return st;
   int64_t flat_col[2] = {c * taps, outs}, flat_w[2] = {f, c * taps}, flat_y[2] = {f, outs};
+  MlirValue col = pointwise(win) ? x : gather_taps(cx, win, x, col_shape);
+  if (mlirValueIsNull(col)) return lw_error(cx, "internal: cannot gather the convolution's taps");
   MlirValue ins[2] = {lw_reshape_static(cx, w, O2M_DT_FLOAT, 2, flat_w),
                       lw_reshape_static(cx, col, O2M_DT_FLOAT, 2, flat_col)};
   if (mlirValueIsNull(ins[0]) || mlirValueIsNull(ins[1])) return lw_error(cx, "internal: cannot flatten im2col");
   lw_ix dims[2] = {lw_ix_c(f), lw_ix_c(outs)};
   MlirValue init;
-  st = start_value(cx, p, lw_tensor_type_of(cx, O2M_DT_FLOAT, 2, flat_y), dims, b,
+  o2m_status st = start_value(cx, p, lw_tensor_type_of(cx, O2M_DT_FLOAT, 2, flat_y), dims, b,
                    lw_affine_map(cx, 2, 1, (int[]){0}), &init);
   if (st) return st;
   /* y[f, o] += w[f, t] col[t, o]: loops f, t, o */

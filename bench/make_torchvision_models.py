@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Exports the issue's target models with Debian's PyTorch (python3-torch,
+python3-torchvision): random weights from a fixed seed, eval mode, batch 1,
+the exporter's constant folding on (so BatchNormalization is folded into the
+convolutions, as deployed models have it).
+
+  resnet18.onnx      torchvision ResNet18, input [1,3,224,224]
+  mobilenet_v2.onnx  torchvision MobileNetV2, input [1,3,224,224]
+  squeezenet.onnx    torchvision SqueezeNet 1.1, input [1,3,224,224]
+  bert_encoder.onnx  a BERT-style encoder (torch.nn.TransformerEncoder, 4 post-LN
+                     layers, hidden 384, 6 heads, FFN 1536, GELU), input [1,128,384]
+  <name>_x.npy       the inputs
+
+Usage: make_torchvision_models.py OUTDIR   (with /usr/bin/python3)
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torchvision
+
+OPSET = 17
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(d_model=384, nhead=6, dim_feedforward=1536,
+                                                 activation="gelu", batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=4, enable_nested_tensor=False)
+        # the layers are copies of one: weights of their own, so that the
+        # exporter does not share them
+        with torch.no_grad():
+            for name, p in self.named_parameters():
+                if "norm" not in name:
+                    p.normal_(0.0, 0.05)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+def export(model, shape, out, name):
+    torch.manual_seed(0)
+    model.eval()
+    x = torch.from_numpy(np.random.default_rng(1).standard_normal(shape, dtype=np.float32))
+    path = os.path.join(out, name + ".onnx")
+    # with gradients on: PyTorch's fused inference kernel of the encoder layer
+    # (taken under no_grad) has no ONNX export
+    torch.onnx.export(model, (x,), path, input_names=["input"], output_names=["output"],
+                      opset_version=OPSET, do_constant_folding=True)
+    np.save(os.path.join(out, name + "_x.npy"), x.numpy())
+    print(f"wrote {path} and {name}_x.npy {list(shape)}")
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "bench/out"
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    export(torchvision.models.resnet18(), (1, 3, 224, 224), out, "resnet18")
+    torch.manual_seed(0)
+    export(torchvision.models.mobilenet_v2(), (1, 3, 224, 224), out, "mobilenet_v2")
+    torch.manual_seed(0)
+    export(torchvision.models.squeezenet1_1(), (1, 3, 224, 224), out, "squeezenet")
+    torch.manual_seed(0)
+    export(Encoder(), (1, 128, 384), out, "bert_encoder")
+
+
+if __name__ == "__main__":
+    main()
