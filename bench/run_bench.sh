@@ -49,14 +49,25 @@ for m in $MODELS; do
   for target in $targets; do
     echo "== $m: onnx2mlir run --target $target --repeat $runs" >&2
     rm -rf "$out/ours_${m}_$target"
-    if ! "$tool" run "$out/$m.onnx" --target "$target" --input "input=$out/${m}_x.npy" \
+    if ! "$tool" run "$out/$m.onnx" --target "$target" --input "input=$out/${m}_x.npy" --no-cache \
          -o "$out/ours_${m}_$target" --npy --repeat "$runs" 2>"$out/ours_${m}_$target.err"; then
       echo "onnx2mlir run --target $target failed on $m:" >&2
       cat "$out/ours_${m}_$target.err" >&2
       exit 1
     fi
     ours=$(grep '^load: ' "$out/ours_${m}_$target.err")
-    echo "$m|$target|$ours|$ort" >>"$results"
+    # the cache: a first run stores the code, a second loads it (its
+    # "compile" is hashing the model and loading the code)
+    cached="compile -1"
+    if [ "$target" = linalg ]; then
+      rm -rf "$out/cache"
+      for pass in store load; do
+        XDG_CACHE_HOME="$out/cache" "$tool" run "$out/$m.onnx" --input "input=$out/${m}_x.npy" \
+          -o "$out/cache_out" --npy --repeat 1 2>"$out/cache_$pass.err" || { cat "$out/cache_$pass.err" >&2; exit 1; }
+      done
+      cached=$(grep '^load: ' "$out/cache_load.err")
+    fi
+    echo "$m|$target|$ours|$ort|$cached" >>"$results"
   done
 done
 
@@ -66,7 +77,8 @@ import numpy as np
 results, out = sys.argv[1], sys.argv[2]
 rows, ok = [], True
 for line in open(results):
-    model, target, ours, ort = line.rstrip("\n").split("|")
+    model, target, ours, ort, cached = line.rstrip("\n").split("|")
+    hit = dict((k, float(x)) for k, x in re.findall(r"(load|emit|compile) ([0-9.-]+)", cached.replace(":", "")))
     v = dict((k, float(x)) for k, x in
              re.findall(r"(load|emit|compile|median|min|passes|LLVM|other) ([0-9.]+)", ours.replace(":", "")))
     o = json.loads(ort)
@@ -77,6 +89,9 @@ for line in open(results):
     print(f"{model} ({target}): output {list(a.shape)} max abs diff vs onnxruntime {diff:.3g} "
           f"({'ok' if same else 'MISMATCH'} at rtol 1e-3, atol 1e-4)")
     compile_ms = v["load"] + v["emit"] + v["compile"]
+    if hit.get("compile", -1) >= 0:
+        print(f"{model}: a second run loads the cached code: load+emit+compile "
+              f"{hit['load'] + hit['emit'] + hit['compile']:.1f} ms (cold: {compile_ms:.0f} ms)")
     rows.append((f"{model} ({target})", compile_ms, v["median"], o["create_ms"], o["median_ms"], v, o))
 print(f"\nmedian of {rows[0][6]['n']} runs each, onnxruntime-node {rows[0][6]['version']} on 1 thread; "
       "ours: load+emit+compile (JIT, -O2)")

@@ -23,7 +23,7 @@
 static const char run_help[] =
     "usage: onnx2mlir run MODEL [--target linalg|tosa|stablehlo] [--input NAME=FILE]...\n"
     "                           [--inputs DIR] [-o OUTDIR] [--npy] [--data-dir DIR] [-O LEVEL]\n"
-    "                           [--repeat N] [--timings]\n\n"
+    "                           [--repeat N] [--timings] [--no-cache]\n\n"
     "Compiles an ONNX model for the host (MLIR's JIT), specialised to the shapes of\n"
     "the given inputs, runs it once and writes or prints its outputs.\n\n"
     "  --target T        linalg (default); tosa (the TOSA module, run through\n"
@@ -48,7 +48,14 @@ static const char run_help[] =
     "  --timings         print to stderr where the time went, phase by phase: load,\n"
     "                    specialise, transform, emit, verify, each MLIR pass down to\n"
     "                    the LLVM dialect, LLVM IR and optimisation, code generation,\n"
-    "                    and the calls\n\n"
+    "                    and the calls\n"
+    "  --no-cache        compile even when the cache holds this model's code, and\n"
+    "                    store nothing. By default the compiled code is kept in\n"
+    "                    $XDG_CACHE_HOME/onnx2mlir (else ~/.cache/onnx2mlir), keyed by\n"
+    "                    the model's bytes, the input shapes, the options, the tool's\n"
+    "                    version and the CPU: a second run of the same model and\n"
+    "                    shapes loads it instead of compiling (the Linalg target,\n"
+    "                    tensor inputs); an entry that does not match is rebuilt\n\n"
     "MODEL may be a .mlir/.mlirbc file in the Linalg form (as `import --to linalg`\n"
     "writes it): its @main is run, --inputs reads input_0.pb, input_1.pb, ... while\n"
     "they exist, and --input takes the argument's position as NAME.\n";
@@ -58,6 +65,7 @@ typedef struct run_args {
   int npy, opt_level;
   int repeat; /* 0: no --repeat (one call, no timings printed) */
   int timings; /* --timings: the phase-by-phase table */
+  int no_cache;
   double load_ms;
   int n_named;
   char **named; /* NAME=FILE, pointing into argv */
@@ -87,6 +95,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
       a->opt_level = v[0] - '0';
     } else if (strcmp(argv[i], "--timings") == 0) {
       a->timings = 1;
+    } else if (strcmp(argv[i], "--no-cache") == 0) {
+      a->no_cache = 1;
     } else if (cli_flag_value(argc, argv, &i, "--repeat", &v)) {
       char *end = NULL;
       long n = v ? strtol(v, &end, 10) : 0;
@@ -185,6 +195,19 @@ static int write_outputs(const run_args *a, int n, o2m_tensor **outputs, o2m_are
 
 /* ---- the command ------------------------------------------------------------- */
 
+/* The folder of compiled code: $XDG_CACHE_HOME/onnx2mlir, else
+ * ~/.cache/onnx2mlir; NULL with --no-cache or neither variable. */
+static const char *cache_dir(const run_args *a, o2m_arena *arena) {
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (a->no_cache) return NULL;
+  if (xdg && xdg[0] == '/') return o2m_arena_printf(arena, "%s/onnx2mlir", xdg);
+  if (home && home[0] == '/') return o2m_arena_printf(arena, "%s/.cache/onnx2mlir", home);
+  return NULL;
+}
+
+static const char *const cache_states[] = {"off", "code loaded from the cache", "code stored in the cache",
+                                           "storing in the cache failed"};
+
 /* --timings: each phase, the MLIR passes that took 1% of them or more. */
 static void print_phase_table(const run_args *a, const o2m_run_timings *t) {
   const o2m_compile_times *d = &t->detail;
@@ -205,6 +228,7 @@ static void print_phase_table(const run_args *a, const o2m_run_timings *t) {
   fprintf(stderr, "  %-34s %10.1f\n  %-34s %10.1f\n", "LLVM IR and optimisation", d->llvm_ir_ms,
           "LLVM code generation, linking", d->llvm_codegen_ms);
   fprintf(stderr, "  %-34s %10.3f\n", t->runs > 1 ? "call (median)" : "call", t->run_median_ms);
+  fprintf(stderr, "  cache: %s\n", cache_states[t->cache >= 0 && t->cache <= 3 ? t->cache : 0]);
 }
 
 static void print_timings(const run_args *a, const o2m_run_timings *timings) {
@@ -230,7 +254,7 @@ static int run_with_values(const run_args *a, const struct o2m_plugin *plugin, o
   if (!outputs || !tensors) return out_of_memory(diag);
   o2m_run_timings timings = {0};
   o2m_run_options options = {(o2m_target)o2m_target_from_name(a->target), a->opt_level, NULL, NULL, a->repeat,
-                             &timings, inputs, outputs};
+                             &timings, inputs, outputs, cache_dir(a, arena)};
   o2m_run_phase phase;
   if (plugin->run_model(model, &options, o2m_runtime_input_count(model), NULL, tensors, arena, &phase, diag))
     return cli_report(diag);
@@ -250,7 +274,7 @@ static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_mo
   if (rc) return rc;
   o2m_run_timings timings = {0};
   o2m_run_options options = {(o2m_target)o2m_target_from_name(a->target), a->opt_level, NULL, NULL, a->repeat,
-                             &timings};
+                             &timings, NULL, NULL, cache_dir(a, arena)};
   o2m_run_phase phase;
   int n_out = model ? model->graph->n_outputs : 0;
   o2m_tensor **outputs = model ? o2m_arena_array(arena, (size_t)n_out + 1, sizeof(o2m_tensor *)) : NULL;

@@ -41,6 +41,9 @@ o2m_status o2m_exec_run_pass(MlirModule module, const char *pass, o2m_diag *diag
 
 typedef struct o2m_exec_options {
   int opt_level; /* LLVM optimisation level 0..3 (default 2) */
+  /* With both: the compiled code is stored as the entry of `cache_key`
+   * in the folder `cache_dir` (exec_cache.c), for o2m_exec_load_cached. */
+  const char *cache_dir, *cache_key;
 } o2m_exec_options;
 
 /* Lowers `module` to the LLVM dialect and JIT compiles it; the module is
@@ -51,6 +54,15 @@ typedef struct o2m_exec_options {
 o2m_status o2m_exec_compile(MlirModule module, const char *entry,
                             const o2m_exec_options *options, o2m_exec **out,
                             o2m_diag *diag);
+
+/* The compiled code of `key` stored in `dir` by an earlier compile, ready
+ * to call @entry: O2M_OK and *out, else a status (no entry, another key's,
+ * a damaged one) and no diagnostic: the caller compiles instead. */
+o2m_status o2m_exec_load_cached(const char *dir, const char *key, const char *entry, o2m_exec **out);
+/* What the cache did for `exec`: O2M_CACHE_* (run.h). */
+int o2m_exec_cache_state(const o2m_exec *exec);
+/* The host as the cache keys it: LLVM's triple, CPU name and features. */
+const char *o2m_exec_host(void);
 
 /* The number of results of the entry function. */
 int o2m_exec_output_count(const o2m_exec *exec);

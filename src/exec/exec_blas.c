@@ -125,11 +125,10 @@ static void ciface_sgemm_batched(memref3 *a, memref3 *b, memref3 *c) {
          c->strides + 1);
 }
 
-void exec_register_blas(MlirExecutionEngine engine) {
-  mlirExecutionEngineRegisterSymbol(engine, mlirStringRefCreateFromCString("_mlir_ciface_" O2M_SGEMM_CALL),
-                                    (void *)(uintptr_t)ciface_sgemm);
-  mlirExecutionEngineRegisterSymbol(engine, mlirStringRefCreateFromCString("_mlir_ciface_" O2M_SGEMM_BATCHED_CALL),
-                                    (void *)(uintptr_t)ciface_sgemm_batched);
+int exec_blas_symbols(exec_symbol *out) {
+  out[0] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_CALL, (void *)(uintptr_t)ciface_sgemm};
+  out[1] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_BATCHED_CALL, (void *)(uintptr_t)ciface_sgemm_batched};
+  return 2;
 }
 
 /* ---- the rewrite ------------------------------------------------------------- */

@@ -45,10 +45,7 @@ int exec_guarded_call(void (*fn)(void **), void **args) {
   return g.id;
 }
 
-void exec_register_branch_failed(MlirExecutionEngine engine) {
-  mlirExecutionEngineRegisterSymbol(engine, mlirStringRefCreateFromCString(O2M_BRANCH_FAILED_FN),
-                                    (void *)(uintptr_t)branch_failed);
-}
+exec_symbol exec_branch_failed_symbol(void) { return (exec_symbol){O2M_BRANCH_FAILED_FN, (void *)(uintptr_t)branch_failed}; }
 
 o2m_status exec_read_branch_failures(MlirModule module, o2m_arena *arena,
                                      exec_branch_failures *out, o2m_diag *diag) {

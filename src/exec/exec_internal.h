@@ -21,6 +21,17 @@ typedef struct exec_arg {
   int64_t *dims; /* `rank` entries, -1 for a dynamic dim */
 } exec_arg;
 
+/* A function of the executor that generated code calls, by its symbol. */
+typedef struct exec_symbol {
+  const char *name;
+  void *address;
+} exec_symbol;
+
+/* Every such function (memrefCopy, the BLAS kernels, the branch
+ * failure); returns how many (at most EXEC_MAX_SYMBOLS). */
+enum { EXEC_MAX_SYMBOLS = 8 };
+int exec_runtime_symbols(exec_symbol *out);
+
 /* What the entry function takes and returns (exec_signature.c). */
 typedef struct exec_signature {
   int n_args, n_results;
@@ -77,13 +88,29 @@ typedef struct exec_branch_failures {
 } exec_branch_failures;
 o2m_status exec_read_branch_failures(MlirModule module, o2m_arena *arena,
                                      exec_branch_failures *out, o2m_diag *diag);
-/* Gives the JIT the function O2M_BRANCH_FAILED_FN that such a branch
- * calls (before the engine is initialized). */
-void exec_register_branch_failed(MlirExecutionEngine engine);
+/* The function O2M_BRANCH_FAILED_FN such a branch calls. */
+exec_symbol exec_branch_failed_symbol(void);
 /* Calls fn(args). Returns -1 when the call returned, else the id a failing
  * branch passed: the call was stopped there (the buffers the generated
  * code had allocated in that call are lost). */
 int exec_guarded_call(void (*fn)(void **), void **args);
+
+/* ---- compiled code on disk (exec_cache.c) ----------------------------- */
+
+/* The packed wrapper MLIR's ExecutionEngine adds: args[i] points at the
+ * i-th parameter of _mlir_ciface_<entry> (results first). */
+typedef void (*packed_fn)(void **args);
+
+/* Writes the entry of `key` under `dir` from an engine created with
+ * object dumps on; 0 on success (a failure leaves no entry). */
+int exec_cache_store(const char *dir, const char *key, MlirExecutionEngine engine, const exec_signature *sig,
+                     const exec_branch_failures *failures, int blas_calls);
+/* Loads the entry of `key`: 0 and the JIT holding it (release it with
+ * exec_cache_release), its packed @entry and what entry.txt says; -1 when
+ * there is none, it is another key's, or its object is damaged. */
+int exec_cache_load(const char *dir, const char *key, const char *entry, o2m_arena *arena, exec_signature *sig,
+                    exec_branch_failures *failures, int *blas_calls, void **jit, packed_fn *call);
+void exec_cache_release(void *jit);
 
 /* ---- float32 matrix products through BLAS (exec_blas.c) -------------- */
 
@@ -94,8 +121,8 @@ int exec_blas_available(void);
  * its kernel (memref.cast to strided memrefs, func.call, the private
  * declaration with llvm.emit_c_interface); *count receives how many. */
 o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag);
-/* Gives the JIT the kernels (before the engine is initialized). */
-void exec_register_blas(MlirExecutionEngine engine);
+/* The kernels the calls reach (two). */
+int exec_blas_symbols(exec_symbol *out);
 
 /* ---- element types and memref descriptors --------------------------- */
 
@@ -130,9 +157,8 @@ int exec_desc_borrowable(const o2m_tensor *t);
 /* Fills `desc` for t's dims over `data` (t's layout, not copied). */
 void exec_desc_view(const o2m_tensor *t, const void *data, exec_word *desc);
 
-/* Gives the JIT memrefCopy (MLIR's strided copies), copying whole rows
- * where it can (before the engine is initialized). */
-void exec_register_memref_copy(MlirExecutionEngine engine);
+/* memrefCopy (MLIR's strided copies), copying whole rows where it can. */
+exec_symbol exec_memref_copy_symbol(void);
 
 /* Copies the result described by `desc` (of signature `sig`) into a new
  * tensor in `arena`, in ONNX raw layout. */

@@ -31,7 +31,6 @@
 #include "exec/exec_internal.h"
 #include "util/diag.h"
 
-typedef void (*packed_fn)(void **args);
 
 /* An argument that carries a weight (emit.h, O2M_WEIGHT_ARG_ATTR): an aligned copy of data not aligned to its
  * element (made at the first call, kept) with the data it copies. */
@@ -42,6 +41,8 @@ typedef struct weight_arg {
 
 struct o2m_exec {
   MlirExecutionEngine engine;
+  void *cached_jit; /* loaded from the cache instead (exec_cache.c) */
+  int cache;        /* O2M_CACHE_* */
   packed_fn call;
   char *entry;
   o2m_arena arena; /* the signature, the branch failures */
@@ -65,6 +66,14 @@ static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(
 
 /* ---- the engine -------------------------------------------------------- */
 
+int exec_runtime_symbols(exec_symbol *out) {
+  int n = 0;
+  out[n++] = exec_memref_copy_symbol();
+  out[n++] = exec_branch_failed_symbol();
+  n += exec_blas_symbols(out + n);
+  return n;
+}
+
 typedef struct lib_search {
   char path[4096];
 } lib_search;
@@ -83,7 +92,7 @@ static int find_runner_utils(struct dl_phdr_info *info, size_t size, void *user)
   return 1;
 }
 
-static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, o2m_diag *diag) {
+static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, int for_cache, o2m_diag *diag) {
   lib_search libs = {""};
   dl_iterate_phdr(find_runner_utils, &libs);
   MlirStringRef lib = str(libs.path);
@@ -92,16 +101,16 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, o
   double t0 = clock_ms();
   /* creating the engine translates to LLVM IR and optimises; the first
    * look-up generates the code and links it */
-  e->engine = mlirExecutionEngineCreate(module, opt_level, libs.path[0] ? 1 : 0, &lib, false, false);
+  e->engine = mlirExecutionEngineCreate(module, opt_level, libs.path[0] ? 1 : 0, &lib, for_cache, for_cache);
   exec_capture_end(&errors);
   double t1 = clock_ms();
   e->times.llvm_ir_ms = t1 - t0;
   if (mlirExecutionEngineIsNull(e->engine))
     return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "JIT compilation of @%s failed: %s", e->entry,
                     errors.text[0] ? errors.text : "the LLVM IR translation or code generation failed");
-  if (e->failures.n) exec_register_branch_failed(e->engine);
-  exec_register_blas(e->engine);
-  exec_register_memref_copy(e->engine);
+  exec_symbol symbols[EXEC_MAX_SYMBOLS];
+  for (int i = 0, n = exec_runtime_symbols(symbols); i < n; i++)
+    mlirExecutionEngineRegisterSymbol(e->engine, str(symbols[i].name), symbols[i].address);
   mlirExecutionEngineInitialize(e->engine);
   char name[512];
   snprintf(name, sizeof(name), "_mlir_ciface_%s", e->entry);
@@ -127,7 +136,11 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
     s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   if (!s) s = exec_read_branch_failures(module, &e->arena, &e->failures, diag);
   if (!s) s = exec_lower_to_llvm(module, &e->blas_calls, &e->times, diag);
-  if (!s) s = create_engine(e, module, opt_level, diag);
+  const char *dir = options ? options->cache_dir : NULL, *key = options ? options->cache_key : NULL;
+  if (!s) s = create_engine(e, module, opt_level, dir && key, diag);
+  if (!s && dir && key)
+    e->cache = exec_cache_store(dir, key, e->engine, &e->sig, &e->failures, e->blas_calls) ? O2M_CACHE_STORE_FAILED
+                                                                                         : O2M_CACHE_STORED;
   mlirModuleDestroy(module);
   if (s) {
     o2m_exec_free(e);
@@ -149,9 +162,29 @@ const char *o2m_exec_weight_name(const o2m_exec *exec, int index) {
   return index >= 0 && index < exec->sig.n_args ? exec->sig.weight_names[index] : NULL;
 }
 
+o2m_status o2m_exec_load_cached(const char *dir, const char *key, const char *entry, o2m_exec **out) {
+  *out = NULL;
+  o2m_exec *e = calloc(1, sizeof(*e));
+  if (!e || !(e->entry = strdup(entry))) {
+    free(e);
+    return O2M_ERR_NOMEM;
+  }
+  if (exec_cache_load(dir, key, entry, &e->arena, &e->sig, &e->failures, &e->blas_calls, &e->cached_jit, &e->call) ||
+      !(e->weights = o2m_arena_array(&e->arena, (size_t)e->sig.n_args + 1, sizeof(*e->weights)))) {
+    o2m_exec_free(e);
+    return O2M_ERR_IO;
+  }
+  e->cache = O2M_CACHE_HIT;
+  *out = e;
+  return O2M_OK;
+}
+
+int o2m_exec_cache_state(const o2m_exec *exec) { return exec->cache; }
+
 void o2m_exec_free(o2m_exec *exec) {
   if (!exec) return;
   if (!mlirExecutionEngineIsNull(exec->engine)) mlirExecutionEngineDestroy(exec->engine);
+  exec_cache_release(exec->cached_jit);
   for (int i = 0; exec->weights && i < exec->sig.n_args; i++) free(exec->weights[i].copy);
   o2m_arena_free(&exec->arena);
   free(exec->entry);

@@ -237,6 +237,4 @@ static void fast_memref_copy(int64_t esize, unranked_desc *src, unranked_desc *d
   }
 }
 
-void exec_register_memref_copy(MlirExecutionEngine engine) {
-  mlirExecutionEngineRegisterSymbol(engine, mlirStringRefCreateFromCString("memrefCopy"), (void *)fast_memref_copy);
-}
+exec_symbol exec_memref_copy_symbol(void) { return (exec_symbol){"memrefCopy", (void *)(uintptr_t)fast_memref_copy}; }

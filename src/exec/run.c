@@ -13,6 +13,7 @@
 #include "exec/exec.h"
 #include "exec/exec_internal.h"
 #include "exec/run.h"
+#include "exec/run_cache.h"
 #include "emit/linalg/lower.h"
 #include "util/diag.h"
 
@@ -117,30 +118,16 @@ static o2m_status with_weights(const o2m_exec *exec, const o2m_graph *graph, int
   return O2M_OK;
 }
 
-/* Verifies, compiles (consuming `module`) and calls; then frees. `graph`
+/* Calls compiled code (options->repeat times) and frees it. `graph`
  * (NULL for an MLIR file) gives the weights the entry takes as arguments. */
-static o2m_status compile_and_call(run_state *r, MlirModule module, const char *entry, const o2m_graph *graph,
-                                   int n_inputs, const o2m_tensor *const *inputs, int *n_outputs,
-                                   o2m_tensor ***outputs, int expected_outputs, o2m_arena *arena,
-                                   o2m_diag *diag) {
-  double t0 = now_ms();
-  enter(r, O2M_PHASE_VERIFY);
-  o2m_status s = o2m_exec_verify(module, diag);
-  if (s) {
-    mlirModuleDestroy(module);
-    return s;
-  }
-  enter(r, O2M_PHASE_COMPILE);
-  o2m_exec *exec = NULL;
-  o2m_exec_options eo = {r->options->opt_level};
-  if ((s = o2m_exec_compile(module, entry, &eo, &exec, diag))) return s;
-  r->timings.compile_ms = now_ms() - t0;
+static o2m_status call_compiled(run_state *r, o2m_exec *exec, const char *entry, const o2m_graph *graph,
+                                int n_inputs, const o2m_tensor *const *inputs, int *n_outputs,
+                                o2m_tensor ***outputs, int expected_outputs, o2m_arena *arena, o2m_diag *diag) {
   r->timings.blas_calls = o2m_exec_blas_calls(exec);
-  r->timings.detail = *o2m_exec_compile_times(exec);
-  r->timings.passes_ms = r->timings.detail.passes_ms;
-  r->timings.llvm_ms = r->timings.detail.llvm_ir_ms + r->timings.detail.llvm_codegen_ms;
+  r->timings.cache = o2m_exec_cache_state(exec);
   enter(r, O2M_PHASE_RUN);
   int n = o2m_exec_output_count(exec);
+  o2m_status s = O2M_OK;
   if (expected_outputs >= 0 && n != expected_outputs)
     s = o2m_fail(diag, O2M_ERR_INTERNAL, "@%s returns %d results for %d graph outputs", entry, n,
                  expected_outputs);
@@ -158,7 +145,31 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
   return O2M_OK;
 }
 
-static const o2m_run_options default_options = {O2M_TARGET_LINALG, 2, NULL, NULL, 1, NULL};
+/* Verifies, compiles (consuming `module`; stored in the cache under
+ * cache_key when not NULL) and calls; then frees. */
+static o2m_status compile_and_call(run_state *r, MlirModule module, const char *entry, const o2m_graph *graph,
+                                   const char *cache_key, int n_inputs, const o2m_tensor *const *inputs,
+                                   int *n_outputs, o2m_tensor ***outputs, int expected_outputs, o2m_arena *arena,
+                                   o2m_diag *diag) {
+  double t0 = now_ms();
+  enter(r, O2M_PHASE_VERIFY);
+  o2m_status s = o2m_exec_verify(module, diag);
+  if (s) {
+    mlirModuleDestroy(module);
+    return s;
+  }
+  enter(r, O2M_PHASE_COMPILE);
+  o2m_exec *exec = NULL;
+  o2m_exec_options eo = {r->options->opt_level, cache_key ? r->options->cache_dir : NULL, cache_key};
+  if ((s = o2m_exec_compile(module, entry, &eo, &exec, diag))) return s;
+  r->timings.compile_ms = now_ms() - t0;
+  r->timings.detail = *o2m_exec_compile_times(exec);
+  r->timings.passes_ms = r->timings.detail.passes_ms;
+  r->timings.llvm_ms = r->timings.detail.llvm_ir_ms + r->timings.detail.llvm_codegen_ms;
+  return call_compiled(r, exec, entry, graph, n_inputs, inputs, n_outputs, outputs, expected_outputs, arena, diag);
+}
+
+static const o2m_run_options default_options = {O2M_TARGET_LINALG, 2, NULL, NULL, 1, NULL, NULL, NULL, NULL};
 
 static o2m_status target_builder(const o2m_run_options *o, module_builder *out, o2m_diag *diag) {
   if ((unsigned)o->target >= sizeof(builders) / sizeof(builders[0]))
@@ -219,19 +230,36 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
     flat_in = f;
   }
   o2m_io_value *shape = o->output_values;
-  enter(&r, O2M_PHASE_EMIT);
-  MlirContext mc = o2m_exec_context_create();
-  MlirModule module;
-  s = build(model, mc, o->input_values, shape, &module, diag);
-  r.timings.emit_ms = now_ms() - t0;
-  r.timings.transform_ms = model->transform_ms;
   int n_out = 0, n_flat_out = n_graph_out;
-  for (int i = 0; shape && i < n_graph_out; i++) n_flat_out += shape[i].count - 1;
   o2m_tensor **outs = NULL;
-  if (!s)
-    s = compile_and_call(&r, module, entry_name, model->graph, n_flat_in, flat_in, &n_out, &outs, n_flat_out, arena,
-                         diag);
-  mlirContextDestroy(mc);
+  enter(&r, O2M_PHASE_EMIT);
+  double t_key = now_ms();
+  const char *key = run_cache_key(model, o, exec_blas_available(), n_inputs, inputs, arena);
+  o2m_exec *cached = NULL;
+  if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, &cached) == O2M_OK) {
+    /* the code is there (its "compile": hashing the model, loading the
+     * code); the rewrite alone gives the weights it takes */
+    r.timings.compile_ms = now_ms() - t_key;
+    s = o2m_linalg_prepare(model, diag);
+    r.timings.emit_ms = now_ms() - t0 - r.timings.compile_ms;
+    r.timings.transform_ms = model->transform_ms;
+    if (s)
+      o2m_exec_free(cached);
+    else
+      s = call_compiled(&r, cached, entry_name, model->graph, n_flat_in, flat_in, &n_out, &outs, n_flat_out, arena,
+                        diag);
+  } else {
+    MlirContext mc = o2m_exec_context_create();
+    MlirModule module;
+    s = build(model, mc, o->input_values, shape, &module, diag);
+    r.timings.emit_ms = now_ms() - t0;
+    r.timings.transform_ms = model->transform_ms;
+    for (int i = 0; shape && i < n_graph_out; i++) n_flat_out += shape[i].count - 1; /* the emitter counted */
+    if (!s)
+      s = compile_and_call(&r, module, entry_name, model->graph, key, n_flat_in, flat_in, &n_out, &outs, n_flat_out,
+                           arena, diag);
+    mlirContextDestroy(mc);
+  }
   if (s) return s;
   if (!shape) {
     for (int i = 0; i < n_out; i++) outputs[i] = outs[i];
@@ -285,8 +313,8 @@ o2m_status o2m_run_mlir_file(const char *path, const char *entry, const o2m_run_
   if (!s) mlirOperationWalk(mlirModuleGetOperation(module), count_tosa_ops, &tosa_ops, MlirWalkPreOrder);
   if (!s && tosa_ops && (s = o2m_tosa_to_linalg(module, diag))) mlirModuleDestroy(module);
   if (!s)
-    s = compile_and_call(&r, module, entry ? entry : entry_name, NULL, n_inputs, inputs, n_outputs, outputs, -1, arena,
-                         diag);
+    s = compile_and_call(&r, module, entry ? entry : entry_name, NULL, NULL, n_inputs, inputs, n_outputs, outputs, -1,
+                         arena, diag);
   mlirContextDestroy(mc);
   for (int i = 0; !s && i < *n_outputs; i++) (*outputs)[i]->name = o2m_arena_printf(arena, "result%d", i);
   return s;

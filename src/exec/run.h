@@ -36,6 +36,9 @@ typedef struct o2m_compile_times {
   double llvm_codegen_ms; /* LLVM's code generation and the JIT's linking */
 } o2m_compile_times;
 
+/* What the compiled-code cache did in a run. */
+enum { O2M_CACHE_OFF = 0, O2M_CACHE_HIT, O2M_CACHE_STORED, O2M_CACHE_STORE_FAILED };
+
 /* Where the time of one run went, in milliseconds of CLOCK_MONOTONIC (for
  * `run --repeat`, `run --timings`, benchmarks). */
 typedef struct o2m_run_timings {
@@ -51,6 +54,7 @@ typedef struct o2m_run_timings {
   double run_min_ms;    /* inputs in and the outputs out included */
   int runs;             /* how many calls were timed (options->repeat) */
   int blas_calls;       /* matrix products the compiled code hands to BLAS */
+  int cache;            /* O2M_CACHE_*: loaded from the cache, stored in it */
 } o2m_run_timings;
 
 typedef struct o2m_run_options {
@@ -75,6 +79,10 @@ typedef struct o2m_run_options {
    * refused. */
   const o2m_io_value *input_values;
   o2m_io_value *output_values;
+  /* A folder for compiled code (NULL: none): a run whose model, input
+   * shapes, options, tool version and CPU match an earlier one's loads its
+   * code instead of compiling (tensor inputs, the Linalg target). */
+  const char *cache_dir;
 } o2m_run_options;
 
 /* Specialises `model` to the shapes of `inputs` (one per runtime input,

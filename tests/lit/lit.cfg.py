@@ -16,6 +16,9 @@ config.environment["PATH"] = os.pathsep.join([build, llvm_bin, os.environ.get("P
 for var in ("HOME", "TMPDIR"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# `run` caches compiled code: the tests keep theirs in the build tree, not
+# in the user's ~/.cache (cache.test uses folders of its own)
+config.environment["XDG_CACHE_HOME"] = os.path.join(build, "lit-cache")
 
 # %{status} CMD...: runs CMD, then prints "exit=<status>", so that a test can
 # check the exact exit status (1: bad model, 2: bad usage) with FileCheck.

@@ -369,7 +369,9 @@ struct o2m_io_value;
 o2m_status lw_emit_module(const lw_target *target, o2m_model *model, MlirContext mc,
                           int for_jit, const struct o2m_io_value *inputs,
                           struct o2m_io_value *outputs, MlirModule *out, o2m_diag *diag);
-
+/* Its first steps alone: the rewrite and the list of nodes it cannot
+ * lower (the model as lw_emit_module would emit it, nothing built). */
+o2m_status lw_prepare_model(const lw_target *target, o2m_model *model, o2m_diag *diag);
 /* Writes a module as text, or as bytecode when `bytecode`. */
 void lw_print_module(MlirModule module, int bytecode, FILE *out);
 

@@ -240,9 +240,7 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
 }
 
 
-o2m_status lw_emit_module(const lw_target *target, o2m_model *model, MlirContext mc,
-                          int for_jit, const o2m_io_value *inputs, o2m_io_value *outputs,
-                          MlirModule *out, o2m_diag *diag) {
+o2m_status lw_prepare_model(const lw_target *target, o2m_model *model, o2m_diag *diag) {
   o2m_status s = o2m_transform_for_target(model, keeps_op, (void *)target, diag);
   if (s) return s;
   report r = {{0}, 0, 0};
@@ -251,6 +249,14 @@ o2m_status lw_emit_module(const lw_target *target, o2m_model *model, MlirContext
     return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "%s: %d node%s cannot be lowered to %s:%s%s",
                     model->path, r.count, r.count == 1 ? "" : "s", target->name, r.text,
                     r.count > 12 ? "\n  ..." : "");
+  return O2M_OK;
+}
+
+o2m_status lw_emit_module(const lw_target *target, o2m_model *model, MlirContext mc,
+                          int for_jit, const o2m_io_value *inputs, o2m_io_value *outputs,
+                          MlirModule *out, o2m_diag *diag) {
+  o2m_status s = lw_prepare_model(target, model, diag);
+  if (s) return s;
   target->load_dialects(mc);
   mlir_messages messages = {{0}, 0};
   MlirDiagnosticHandlerID handler = mlirContextAttachDiagnosticHandler(mc, on_diagnostic, &messages, NULL);

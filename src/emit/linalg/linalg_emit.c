@@ -35,6 +35,10 @@ o2m_status o2m_emit_linalg_module_io(o2m_model *model, MlirContext mc, int for_j
   return lw_emit_module(&linalg_target, model, mc, for_jit, inputs, outputs, out, diag);
 }
 
+o2m_status o2m_linalg_prepare(o2m_model *model, o2m_diag *diag) {
+  return lw_prepare_model(&linalg_target, model, diag);
+}
+
 /* ---- import --to linalg ------------------------------------------------------ */
 
 o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options, FILE *out,

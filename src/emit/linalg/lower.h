@@ -91,6 +91,9 @@ o2m_status lw_for(lw_ctx *cx, MlirValue lb, MlirValue ub, int n, const MlirValue
  * receives the structure of every output (kind, presence, count; no
  * tensors). */
 struct o2m_io_value;
+/* The rewrite o2m_emit_linalg_module_io starts with, alone (for code
+ * loaded from the cache: the weights it computes are the arguments'). */
+o2m_status o2m_linalg_prepare(o2m_model *model, o2m_diag *diag);
 o2m_status o2m_emit_linalg_module_io(o2m_model *model, MlirContext mc, int for_jit,
                                      const struct o2m_io_value *inputs, struct o2m_io_value *outputs,
                                      MlirModule *out, o2m_diag *diag);

@@ -1,0 +1,271 @@
+/* exec_cache.c - compiled code kept on disk, so that a second `run` of a
+ * model compiles nothing.
+ *
+ * Owns: the entry of a key, <cache>/<16 hex digits of the key's hash>/
+ * holding code.o (the object the JIT generated, position independent) and
+ * entry.txt (the whole key, the object's size and hash, the signature of
+ * the entry, the weight each argument carries, the messages of branches
+ * that fail, the BLAS count); writing an entry (temporary files renamed
+ * into place, entry.txt last); and loading one into an ORC LLJIT linked
+ * against the executor's runtime functions and the process. An entry whose
+ * key differs (another model, version, CPU, option) or whose object does
+ * not match its size and hash is not loaded: the caller compiles and
+ * overwrites it. Nothing is printed; a failure to store is silent (the
+ * run goes on).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "exec/exec_internal.h"
+#include "util/diag.h"
+#include "util/hash.h"
+
+enum { FORMAT = 1 };
+
+/* ---- the host ------------------------------------------------------------ */
+
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+static char host_text[4096];
+
+static void read_host(void) {
+  char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures(), *triple = LLVMGetDefaultTargetTriple();
+  snprintf(host_text, sizeof(host_text), "host %s %s %s", triple, cpu, features);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  LLVMDisposeMessage(triple);
+}
+
+const char *o2m_exec_host(void) {
+  pthread_once(&host_once, read_host);
+  return host_text;
+}
+
+/* ---- paths ---------------------------------------------------------------- */
+
+static int make_dirs(const char *path) {
+  char buf[4096];
+  if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) return -1;
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void entry_path(char *out, size_t size, const char *dir, const char *key, const char *file) {
+  snprintf(out, size, "%s/%016" PRIx64 "%s%s", dir, o2m_hash_bytes(key, strlen(key), 0), file ? "/" : "", file ? file : "");
+}
+
+/* ---- storing -------------------------------------------------------------- */
+
+static void put_string(FILE *f, const char *tag, const char *s) {
+  fprintf(f, "%s %zu ", tag, s ? strlen(s) : 0);
+  if (s) fputs(s, f);
+  fputc('\n', f);
+}
+
+static void put_args(FILE *f, const char *tag, int n, const exec_arg *args, const char *const *weights) {
+  fprintf(f, "%s %d\n", tag, n);
+  for (int i = 0; i < n; i++) {
+    fprintf(f, "%d %d", (int)args[i].dtype, args[i].rank);
+    for (int k = 0; k < args[i].rank; k++) fprintf(f, " %" PRId64, args[i].dims[k]);
+    fputc('\n', f);
+    if (weights) put_string(f, "weight", weights[i]);
+  }
+}
+
+static int file_hash(const char *path, uint64_t *hash, long *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  fseek(f, 0, SEEK_END);
+  *size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = *size > 0 ? malloc((size_t)*size) : NULL;
+  int ok = buf && fread(buf, 1, (size_t)*size, f) == (size_t)*size;
+  fclose(f);
+  if (ok) *hash = o2m_hash_bytes(buf, (size_t)*size, 0);
+  free(buf);
+  return ok ? 0 : -1;
+}
+
+int exec_cache_store(const char *dir, const char *key, MlirExecutionEngine engine, const exec_signature *sig,
+                     const exec_branch_failures *failures, int blas_calls) {
+  char entry[4096], code[4200], text[4200], tmp_code[4300], tmp_text[4300];
+  entry_path(entry, sizeof(entry), dir, key, NULL);
+  if (make_dirs(entry) != 0) return -1;
+  entry_path(code, sizeof(code), dir, key, "code.o");
+  entry_path(text, sizeof(text), dir, key, "entry.txt");
+  snprintf(tmp_code, sizeof(tmp_code), "%s.%ld", code, (long)getpid());
+  snprintf(tmp_text, sizeof(tmp_text), "%s.%ld", text, (long)getpid());
+  remove(text); /* an entry without entry.txt is never loaded */
+  mlirExecutionEngineDumpToObjectFile(engine, mlirStringRefCreateFromCString(tmp_code));
+  uint64_t hash = 0;
+  long size = 0;
+  FILE *f = NULL;
+  if (file_hash(tmp_code, &hash, &size) != 0 || size <= 0 || !(f = fopen(tmp_text, "w"))) {
+    remove(tmp_code);
+    return -1;
+  }
+  fprintf(f, "onnx2mlir-cache %d\n", FORMAT);
+  put_string(f, "key", key);
+  fprintf(f, "code %ld %016" PRIx64 "\nblas %d\n", size, hash, blas_calls);
+  put_args(f, "args", sig->n_args, sig->args, sig->weight_names);
+  put_args(f, "results", sig->n_results, sig->results, NULL);
+  fprintf(f, "failures %d\n", failures->n);
+  for (int i = 0; i < failures->n; i++) put_string(f, "failure", failures->messages[i]);
+  fputs("end\n", f);
+  int bad = fclose(f) != 0;
+  if (bad || rename(tmp_code, code) != 0 || rename(tmp_text, text) != 0) {
+    remove(tmp_code);
+    remove(tmp_text);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- loading --------------------------------------------------------------- */
+
+/* Reads "TAG LEN BYTES\n" into the arena; NULL on a mismatch. */
+static char *get_string(FILE *f, const char *tag, o2m_arena *arena) {
+  char got[32];
+  size_t len;
+  if (fscanf(f, "%31s %zu", got, &len) != 2 || strcmp(got, tag) != 0 || len > (1u << 24) || fgetc(f) != ' ')
+    return NULL;
+  char *s = o2m_arena_alloc(arena, len + 1);
+  if (!s || fread(s, 1, len, f) != len || fgetc(f) != '\n') return NULL;
+  s[len] = '\0';
+  return s;
+}
+
+static int get_args(FILE *f, const char *tag, int *n, exec_arg **args, const char ***weights, o2m_arena *arena) {
+  char got[32];
+  if (fscanf(f, "%31s %d", got, n) != 2 || strcmp(got, tag) != 0 || *n < 0 || *n > 100000) return -1;
+  *args = o2m_arena_array(arena, (size_t)*n + 1, sizeof(exec_arg));
+  if (weights) *weights = o2m_arena_array(arena, (size_t)*n + 1, sizeof(char *));
+  if (!*args || (weights && !*weights)) return -1;
+  for (int i = 0; i < *n; i++) {
+    exec_arg *a = &(*args)[i];
+    int dtype;
+    if (fscanf(f, "%d %d", &dtype, &a->rank) != 2 || a->rank < 0 || a->rank > 64 || dtype <= 0 ||
+        dtype >= O2M_DT_COUNT)
+      return -1;
+    a->dtype = (o2m_dtype)dtype;
+    a->dims = o2m_arena_array(arena, (size_t)a->rank + 1, sizeof(int64_t));
+    if (!a->dims) return -1;
+    for (int k = 0; k < a->rank; k++)
+      if (fscanf(f, "%" SCNd64, &a->dims[k]) != 1) return -1;
+    if (fgetc(f) != '\n') return -1;
+    if (!weights) continue;
+    char *w = get_string(f, "weight", arena);
+    if (!w) return -1;
+    (*weights)[i] = w[0] ? w : NULL;
+  }
+  return 0;
+}
+
+/* Reads entry.txt; 0 when it is of this format and this key. */
+static int read_entry(const char *path, const char *key, o2m_arena *arena, exec_signature *sig,
+                      exec_branch_failures *failures, int *blas_calls, long *code_size, uint64_t *code_hash) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  int format = 0, ok = fscanf(f, "onnx2mlir-cache %d\n", &format) == 1 && format == FORMAT;
+  const char *stored = ok ? get_string(f, "key", arena) : NULL;
+  ok = stored && strcmp(stored, key) == 0;
+  ok = ok && fscanf(f, "code %ld %" SCNx64 "\nblas %d\n", code_size, code_hash, blas_calls) == 3;
+  ok = ok && get_args(f, "args", &sig->n_args, &sig->args, &sig->weight_names, arena) == 0;
+  ok = ok && get_args(f, "results", &sig->n_results, &sig->results, NULL, arena) == 0;
+  ok = ok && fscanf(f, " failures %d\n", &failures->n) == 1 && failures->n >= 0 && failures->n < 100000;
+  if (ok) failures->messages = o2m_arena_array(arena, (size_t)failures->n + 1, sizeof(char *));
+  for (int i = 0; ok && i < failures->n; i++) ok = (failures->messages[i] = get_string(f, "failure", arena)) != NULL;
+  char end[8] = "";
+  ok = ok && fscanf(f, "%7s", end) == 1 && strcmp(end, "end") == 0;
+  fclose(f);
+  return ok ? 0 : -1;
+}
+
+static int consume(LLVMErrorRef err) {
+  if (!err) return 0;
+  LLVMConsumeError(err);
+  return -1;
+}
+
+/* The ORC JIT with the object of `code` loaded and linked. */
+static int load_object(const char *code, long size, uint64_t hash, LLVMOrcLLJITRef *out, packed_fn *call,
+                       const char *entry) {
+  LLVMMemoryBufferRef buf = NULL;
+  char *message = NULL;
+  if (LLVMCreateMemoryBufferWithContentsOfFile(code, &buf, &message)) {
+    LLVMDisposeMessage(message);
+    return -1;
+  }
+  if ((long)LLVMGetBufferSize(buf) != size ||
+      o2m_hash_bytes(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), 0) != hash) {
+    LLVMDisposeMemoryBuffer(buf);
+    return -1;
+  }
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+  LLVMOrcLLJITRef jit = NULL;
+  if (consume(LLVMOrcCreateLLJIT(&jit, NULL))) {
+    LLVMDisposeMemoryBuffer(buf);
+    return -1;
+  }
+  LLVMOrcJITDylibRef lib = LLVMOrcLLJITGetMainJITDylib(jit);
+  LLVMOrcDefinitionGeneratorRef process = NULL;
+  int bad = consume(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&process, LLVMOrcLLJITGetGlobalPrefix(jit),
+                                                                         NULL, NULL));
+  if (!bad) LLVMOrcJITDylibAddGenerator(lib, process);
+  exec_symbol symbols[EXEC_MAX_SYMBOLS];
+  LLVMOrcCSymbolMapPair pairs[EXEC_MAX_SYMBOLS];
+  int n = exec_runtime_symbols(symbols);
+  for (int i = 0; i < n; i++)
+    pairs[i] = (LLVMOrcCSymbolMapPair){LLVMOrcLLJITMangleAndIntern(jit, symbols[i].name),
+                                       {(LLVMOrcExecutorAddress)(uintptr_t)symbols[i].address,
+                                        {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
+  bad = bad || consume(LLVMOrcJITDylibDefine(lib, LLVMOrcAbsoluteSymbols(pairs, (size_t)n)));
+  if (bad)
+    LLVMDisposeMemoryBuffer(buf);
+  else
+    bad = consume(LLVMOrcLLJITAddObjectFile(jit, lib, buf)); /* takes the buffer */
+  char name[600];
+  snprintf(name, sizeof(name), "_mlir__mlir_ciface_%s", entry);
+  LLVMOrcExecutorAddress address = 0;
+  bad = bad || consume(LLVMOrcLLJITLookup(jit, &address, name)) || !address;
+  if (bad) {
+    LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
+    return -1;
+  }
+  *out = jit;
+  *call = (packed_fn)(uintptr_t)address;
+  return 0;
+}
+
+int exec_cache_load(const char *dir, const char *key, const char *entry, o2m_arena *arena, exec_signature *sig,
+                    exec_branch_failures *failures, int *blas_calls, void **jit, packed_fn *call) {
+  char code[4200], text[4200];
+  entry_path(code, sizeof(code), dir, key, "code.o");
+  entry_path(text, sizeof(text), dir, key, "entry.txt");
+  long size = 0;
+  uint64_t hash = 0;
+  if (read_entry(text, key, arena, sig, failures, blas_calls, &size, &hash) != 0) return -1;
+  return load_object(code, size, hash, (LLVMOrcLLJITRef *)jit, call, entry);
+}
+
+void exec_cache_release(void *jit) {
+  if (jit) LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
+}

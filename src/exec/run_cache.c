@@ -1,0 +1,75 @@
+/* run_cache.c - the key under which a run's compiled code is cached
+ * (exec_cache.c stores and loads it): everything the code depends on.
+ *
+ * Owns: the key's text, one fact a line: the tool's version and the
+ * cache's format, the host (LLVM's triple, CPU and features), the target,
+ * the optimisation level and whether BLAS is in use, the model file's size
+ * and hash (its bytes, read once), each external data file by path, size,
+ * device, inode and modification time (weights are arguments, read in
+ * place, but small ones are compiled in), and each input's dtype and dims
+ * (and the value of one read only as a parameter, which specialising
+ * folded into the code).
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/core.h"
+#include "exec/exec.h"
+#include "exec/exec_internal.h"
+#include "exec/run_cache.h"
+#include "util/hash.h"
+
+enum { CACHE_FORMAT = 1 };
+
+typedef struct text {
+  char *buf;
+  size_t cap, len;
+  int full;
+} text;
+
+static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(text *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= t->cap - t->len) t->full = 1;
+  else t->len += (size_t)n;
+}
+
+const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int blas, int n_inputs,
+                          const o2m_tensor *const *inputs, o2m_arena *arena) {
+  if (!o->cache_dir || o->target != O2M_TARGET_LINALG || o->input_values || o->output_values || model->n_mappings < 1 ||
+      !model->mappings[0].addr)
+    return NULL;
+  enum { CAP = 1 << 16 };
+  text t = {o2m_arena_alloc(arena, CAP), CAP, 0, 0};
+  if (!t.buf) return NULL;
+  t.buf[0] = '\0';
+  add(&t, "onnx2mlir %s cache %d\n%s\n", O2M_VERSION_STRING, CACHE_FORMAT, o2m_exec_host());
+  const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
+  add(&t, "target linalg O%d blas %d weights-in-code %s\n", o->opt_level, blas, in_code ? in_code : "");
+  const o2m_mapping *m = &model->mappings[0];
+  add(&t, "model %zu %016" PRIx64 "\n", m->size, o2m_hash_bytes(m->addr, m->size, 0));
+  for (int i = 1; i < model->n_mappings; i++) {
+    struct stat st;
+    m = &model->mappings[i];
+    if (!m->path || stat(m->path, &st) != 0) return NULL;
+    add(&t, "data %s %zu %" PRIu64 " %" PRIu64 " %lld.%09ld\n", m->path, m->size, m->dev, m->ino,
+        (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+  }
+  for (int i = 0; i < n_inputs; i++) {
+    add(&t, "input %d %d", i, (int)inputs[i]->dtype);
+    for (int k = 0; k < inputs[i]->rank; k++) add(&t, "%s%lld", k ? "," : " ", (long long)inputs[i]->dims[k]);
+    /* an input read only as a parameter was folded in: its value counts */
+    const o2m_value *v = o2m_runtime_input(model, i);
+    if (v && v->known && v->known->data)
+      add(&t, " value %016" PRIx64, o2m_hash_bytes(v->known->data, v->known->nbytes, 0));
+    add(&t, "\n");
+  }
+  return t.full ? NULL : t.buf;
+}
