@@ -167,6 +167,21 @@ class Model:
             lib.o2m_model_free(handle)
         return data if bytecode else data.decode()
 
+    def compile(self, output, header=None, name="model", opt_level=2):
+        """Compiles the model into a shared library (output ending in .so) or
+        an object (.o) with a C ABI, dynamic dims kept dynamic, and writes its
+        C header to `header` when given (see `onnx2mlir compile --help`)."""
+        if opt_level not in (0, 1, 2, 3):
+            raise ValueError("opt_level takes 0, 1, 2 or 3")
+        options = _capi.CompileOptions(os.fsencode(output), os.fsencode(header) if header else None,
+                                       name.encode(), -1 if opt_level == 0 else opt_level, None)
+        handle = self._load()
+        d = _diag()
+        try:
+            _check(lib.o2m_model_compile(handle, ctypes.byref(options), ctypes.byref(d)), d)
+        finally:
+            lib.o2m_model_free(handle)
+
     def run(self, inputs, target="linalg", opt_level=2):
         """Runs the model on `inputs` (a dict from input name to array, or a
         sequence of arrays in input order) and returns a dict from output

@@ -41,6 +41,11 @@ class RunConfig(ctypes.Structure):
     _fields_ = [("target", ctypes.c_int), ("opt_level", ctypes.c_int)]
 
 
+class CompileOptions(ctypes.Structure):
+    _fields_ = [("output", ctypes.c_char_p), ("header", ctypes.c_char_p), ("name", ctypes.c_char_p),
+                ("opt_level", ctypes.c_int), ("cc", ctypes.c_char_p)]
+
+
 def _library_path():
     override = os.environ.get("ONNX2MLIR_LIBRARY")
     if override:
@@ -68,6 +73,7 @@ def _declare(lib):
                                            ctypes.POINTER(ctypes.c_size_t), diag]),
         "o2m_model_run": (i, [p, ctypes.POINTER(RunConfig), i, ctypes.POINTER(TensorData),
                               ctypes.POINTER(p), diag]),
+        "o2m_model_compile": (i, [p, ctypes.POINTER(CompileOptions), diag]),
         "o2m_results_count": (i, [p]),
         "o2m_results_get": (ctypes.POINTER(TensorData), [p, i]),
         "o2m_results_free": (None, [p]),

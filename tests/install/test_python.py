@@ -5,6 +5,7 @@ bundled example against the CLI's output files, bad models
 raising onnx2mlir.Error with the library's diagnostic, and a warning
 reaching Python's warnings. Run from the project root with the
 module on PYTHONPATH (tests/install/check_install.sh does)."""
+import ctypes
 import os
 import sys
 import tempfile
@@ -78,6 +79,34 @@ except TypeError as e:
     check("a float64 array is refused", "must be float32" in str(e), str(e))
 
 with tempfile.TemporaryDirectory() as tmp:
+    # compile: the library's header declares the run function; a library
+    # loaded with ctypes gives run's probabilities for any batch size
+    lib_path, header = os.path.join(tmp, "libcnn.so"), os.path.join(tmp, "cnn.h")
+    model.compile(lib_path, header=header, name="cnn")
+    check("compile writes a header", "int cnn_run(const onnx2mlir_tensor *inputs" in open(header).read())
+
+    class CTensor(ctypes.Structure):
+        _fields_ = [("dtype", ctypes.c_int32), ("rank", ctypes.c_int32), ("dims", ctypes.c_int64 * 16),
+                    ("data", ctypes.c_void_p)]
+
+    compiled = ctypes.CDLL(lib_path)
+    x = np.ascontiguousarray(images)
+    t_in = CTensor(1, 4, (ctypes.c_int64 * 16)(*x.shape), x.ctypes.data)
+    t_out = CTensor()
+    status = compiled.cnn_run(ctypes.byref(t_in), 1, ctypes.byref(t_out), 1)
+    got = None
+    if status == 0:
+        got = np.ctypeslib.as_array(ctypes.cast(t_out.data, ctypes.POINTER(ctypes.c_float)),
+                                    (t_out.dims[0], t_out.dims[1])).copy()
+        compiled.cnn_free_outputs(ctypes.byref(t_out), 1)
+    check("the compiled library runs", got is not None and np.allclose(got, want, rtol=1e-4, atol=1e-5),
+          "status %d, %r" % (status, got))
+    try:
+        model.compile(os.path.join(tmp, "lib.a"))
+        check("compile refuses a .a", False)
+    except onnx2mlir.Error as e:
+        check("compile refuses a .a", e.status_name == "bad usage" and "lib.a" in str(e), str(e))
+
     bad = os.path.join(tmp, "bad.onnx")
     with open(bad, "wb") as f:
         f.write(b"\x0a\xff\xff\xff\xff\x0f not a model")
