@@ -23,7 +23,7 @@
 static const char run_help[] =
     "usage: onnx2mlir run MODEL [--target linalg|tosa|stablehlo] [--input NAME=FILE]...\n"
     "                           [--inputs DIR] [-o OUTDIR] [--npy] [--data-dir DIR] [-O LEVEL]\n"
-    "                           [--repeat N] [--timings] [--no-cache]\n\n"
+    "                           [--repeat N] [--timings] [--profile] [--no-cache]\n\n"
     "Compiles an ONNX model for the host (MLIR's JIT), specialised to the shapes of\n"
     "the given inputs, runs it once and writes or prints its outputs.\n\n"
     "  --target T        linalg (default); tosa (the TOSA module, run through\n"
@@ -49,6 +49,9 @@ static const char run_help[] =
     "                    specialise, transform, emit, verify, each MLIR pass down to\n"
     "                    the LLVM dialect, LLVM IR and optimisation, code generation,\n"
     "                    and the calls\n"
+    "  --profile         time each node of the graph (after the rewrite to the core\n"
+    "                    op set) in the calls and print to stderr the nodes and op\n"
+    "                    types that took the most (Linalg; the code is not cached)\n"
     "  --no-cache        compile even when the cache holds this model's code, and\n"
     "                    store nothing. By default the compiled code is kept in\n"
     "                    $XDG_CACHE_HOME/onnx2mlir (else ~/.cache/onnx2mlir), keyed by\n"
@@ -66,6 +69,7 @@ typedef struct run_args {
   int repeat; /* 0: no --repeat (one call, no timings printed) */
   int timings; /* --timings: the phase-by-phase table */
   int no_cache;
+  int profile; /* --profile: the time of each node */
   double load_ms;
   int n_named;
   char **named; /* NAME=FILE, pointing into argv */
@@ -97,6 +101,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
       a->timings = 1;
     } else if (strcmp(argv[i], "--no-cache") == 0) {
       a->no_cache = 1;
+    } else if (strcmp(argv[i], "--profile") == 0) {
+      a->profile = 1;
     } else if (cli_flag_value(argc, argv, &i, "--repeat", &v)) {
       char *end = NULL;
       long n = v ? strtol(v, &end, 10) : 0;
@@ -231,6 +237,47 @@ static void print_phase_table(const run_args *a, const o2m_run_timings *t) {
   fprintf(stderr, "  cache: %s\n", cache_states[t->cache >= 0 && t->cache <= 3 ? t->cache : 0]);
 }
 
+typedef struct op_time {
+  const char *op_type;
+  double ms;
+  int count;
+} op_time;
+
+static int by_time(const void *x, const void *y) {
+  double a = ((const op_time *)x)->ms, b = ((const op_time *)y)->ms;
+  return (a < b) - (a > b);
+}
+
+/* --profile: the slowest nodes, then the time by op type. */
+static void print_profile(const o2m_model *model, const o2m_run_timings *t, o2m_arena *arena) {
+  enum { SHOWN = 15 };
+  const o2m_graph *g = model->graph;
+  int n = t->n_nodes < g->n_nodes ? t->n_nodes : g->n_nodes;
+  op_time *nodes = o2m_arena_array(arena, (size_t)n + 1, sizeof(op_time));
+  op_time *types = o2m_arena_array(arena, (size_t)n + 1, sizeof(op_time));
+  if (!t->node_ms || !nodes || !types) return;
+  int n_types = 0;
+  double total = 0;
+  for (int i = 0; i < n; i++) {
+    nodes[i] = (op_time){g->nodes[i]->name[0] ? g->nodes[i]->name : g->nodes[i]->op_type, t->node_ms[i], i};
+    total += t->node_ms[i];
+    int k = 0;
+    while (k < n_types && strcmp(types[k].op_type, g->nodes[i]->op_type) != 0) k++;
+    if (k == n_types) types[n_types++] = (op_time){g->nodes[i]->op_type, 0, 0};
+    types[k].ms += t->node_ms[i], types[k].count++;
+  }
+  qsort(nodes, (size_t)n, sizeof(op_time), by_time);
+  qsort(types, (size_t)n_types, sizeof(op_time), by_time);
+  fprintf(stderr, "profile: %.3f ms per call in %d nodes; the slowest:\n", total, n);
+  for (int i = 0; i < n && i < SHOWN && nodes[i].ms > 0; i++)
+    fprintf(stderr, "  %9.3f ms %5.1f%%  %s (%s)\n", nodes[i].ms, total > 0 ? 100 * nodes[i].ms / total : 0,
+            nodes[i].op_type, g->nodes[nodes[i].count]->op_type);
+  fprintf(stderr, "by op type:\n");
+  for (int i = 0; i < n_types && types[i].ms > 0; i++)
+    fprintf(stderr, "  %9.3f ms %5.1f%%  %s x%d\n", types[i].ms, total > 0 ? 100 * types[i].ms / total : 0,
+            types[i].op_type, types[i].count);
+}
+
 static void print_timings(const run_args *a, const o2m_run_timings *timings) {
   if (a->timings) print_phase_table(a, timings);
   if (a->repeat)
@@ -254,7 +301,7 @@ static int run_with_values(const run_args *a, const struct o2m_plugin *plugin, o
   if (!outputs || !tensors) return out_of_memory(diag);
   o2m_run_timings timings = {0};
   o2m_run_options options = {(o2m_target)o2m_target_from_name(a->target), a->opt_level, NULL, NULL, a->repeat,
-                             &timings, inputs, outputs, cache_dir(a, arena)};
+                             &timings, inputs, outputs, cache_dir(a, arena), a->profile};
   o2m_run_phase phase;
   if (plugin->run_model(model, &options, o2m_runtime_input_count(model), NULL, tensors, arena, &phase, diag))
     return cli_report(diag);
@@ -274,7 +321,7 @@ static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_mo
   if (rc) return rc;
   o2m_run_timings timings = {0};
   o2m_run_options options = {(o2m_target)o2m_target_from_name(a->target), a->opt_level, NULL, NULL, a->repeat,
-                             &timings, NULL, NULL, cache_dir(a, arena)};
+                             &timings, NULL, NULL, cache_dir(a, arena), a->profile};
   o2m_run_phase phase;
   int n_out = model ? model->graph->n_outputs : 0;
   o2m_tensor **outputs = model ? o2m_arena_array(arena, (size_t)n_out + 1, sizeof(o2m_tensor *)) : NULL;
@@ -285,6 +332,7 @@ static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_mo
                                                diag);
   if (s) return cli_report(diag);
   print_timings(a, &timings);
+  if (a->profile && model) print_profile(model, &timings, arena);
   return write_outputs(a, n_out, outputs, arena, diag);
 }
 

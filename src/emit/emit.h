@@ -45,7 +45,12 @@ o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
  * products (2-D, and 3-D with one batch size) are then linalg.generic ops
  * tagged library_call = O2M_SGEMM_CALL or O2M_SGEMM_BATCHED_CALL, which
  * the executor turns into calls of those kernels (exec_blas.c). */
-enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4 };
+enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4, O2M_JIT_PROFILE = 8 };
+/* O2M_JIT_PROFILE: @main calls `void O2M_PROFILE_FN(i32 i)` before its
+ * first node (i = -1) and after the code of each node i of the main graph
+ * (its index in the graph's node list), so that the executor can time
+ * each node (`run --profile`). */
+#define O2M_PROFILE_FN "onnx2mlir_profile"
 /* O2M_JIT_WEIGHT_ARGS: the main graph's large initializers are not
  * constants but trailing arguments of @main, each with the argument
  * attributes {O2M_WEIGHT_ARG_ATTR = "<initializer name>",
@@ -54,6 +59,9 @@ enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4 };
 #define O2M_WEIGHT_ARG_ATTR "onnx2mlir.weight"
 #define O2M_SGEMM_CALL "o2m_sgemm"
 #define O2M_SGEMM_BATCHED_CALL "o2m_sgemm_batched"
+/* C [M, N] += A [M, K] W^T for W [N, K]: a MatMul whose B is a Transpose
+ * of a 2-D value (Gemm's transB), read in place. */
+#define O2M_SGEMM_BT_CALL "o2m_sgemm_bt"
 
 /* Builds the Linalg module in `mc` (whose dialects it loads) without
  * printing it: `func.func @main` takes the runtime inputs and returns the

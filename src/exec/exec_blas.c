@@ -118,6 +118,13 @@ static void ciface_sgemm(memref2 *a, memref2 *b, memref2 *c) {
        b->strides, c->aligned + c->offset, c->strides);
 }
 
+/* C += A W^T: W [N, K] read as B [K, N] through swapped strides. */
+static void ciface_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) {
+  const int64_t sb[2] = {w->strides[1], w->strides[0]};
+  gemm(c->sizes[0], c->sizes[1], a->sizes[1], a->aligned + a->offset, a->strides, w->aligned + w->offset, sb,
+       c->aligned + c->offset, c->strides);
+}
+
 static void ciface_sgemm_batched(memref3 *a, memref3 *b, memref3 *c) {
   for (int64_t i = 0; i < c->sizes[0]; i++)
     gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
@@ -128,7 +135,8 @@ static void ciface_sgemm_batched(memref3 *a, memref3 *b, memref3 *c) {
 int exec_blas_symbols(exec_symbol *out) {
   out[0] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_CALL, (void *)(uintptr_t)ciface_sgemm};
   out[1] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_BATCHED_CALL, (void *)(uintptr_t)ciface_sgemm_batched};
-  return 2;
+  out[2] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_BT_CALL, (void *)(uintptr_t)ciface_sgemm_bt};
+  return 3;
 }
 
 /* ---- the rewrite ------------------------------------------------------------- */
@@ -157,9 +165,9 @@ static const char *call_of(MlirOperation op) {
     MlirAttribute call = mlirOperationGetAttributeByName(op, str("library_call"));
     if (mlirAttributeIsNull(call) || !mlirAttributeIsAString(call)) return NULL;
     MlirStringRef v = mlirStringAttrGetValue(call);
-    if (v.length == strlen(O2M_SGEMM_CALL) && memcmp(v.data, O2M_SGEMM_CALL, v.length) == 0) return O2M_SGEMM_CALL;
-    if (v.length == strlen(O2M_SGEMM_BATCHED_CALL) && memcmp(v.data, O2M_SGEMM_BATCHED_CALL, v.length) == 0)
-      return O2M_SGEMM_BATCHED_CALL;
+    static const char *const calls[] = {O2M_SGEMM_CALL, O2M_SGEMM_BATCHED_CALL, O2M_SGEMM_BT_CALL};
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+      if (v.length == strlen(calls[i]) && memcmp(v.data, calls[i], v.length) == 0) return calls[i];
     return NULL;
   }
   int plain = named(op, "linalg.matmul"), batched = named(op, "linalg.batch_matmul");
@@ -188,9 +196,12 @@ static MlirWalkResult find_tagged(MlirOperation op, void *user) {
 }
 
 /* Declares `func.func private @name(types) {llvm.emit_c_interface}` once. */
-static void declare(MlirModule module, const char *name, int rank, MlirType *types, int *declared) {
-  if (declared[rank]) return;
-  declared[rank] = 1;
+/* `declared` lists the names declared so far (3 at most). */
+static void declare(MlirModule module, const char *name, MlirType *types, const char **declared) {
+  int n = 0;
+  while (n < 3 && declared[n] && strcmp(declared[n], name) != 0) n++;
+  if (n == 3 || declared[n]) return;
+  declared[n] = name;
   MlirContext ctx = mlirModuleGetContext(module);
   MlirType fn = mlirFunctionTypeGet(ctx, 3, types, 0, NULL);
   MlirNamedAttribute attrs[4] = {
@@ -214,7 +225,7 @@ o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) 
   MlirType strided[4] = {{NULL}, {NULL},
                          mlirTypeParseGet(ctx, str("memref<?x?xf32, strided<[?, ?], offset: ?>>")),
                          mlirTypeParseGet(ctx, str("memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>"))};
-  int declared[4] = {0};
+  const char *declared[3] = {NULL};
   o2m_status s = O2M_OK;
   for (int i = 0; i < t->n && !s; i++) {
     MlirOperation op = t->ops[i];
@@ -239,7 +250,7 @@ o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) 
       mlirBlockInsertOwnedOperationBefore(block, op, cast);
       args[k] = mlirOperationGetResult(cast, 0);
     }
-    declare(module, fn, rank, types, declared);
+    declare(module, fn, types, declared);
     MlirNamedAttribute callee =
         mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("callee")), mlirFlatSymbolRefAttrGet(ctx, str(fn)));
     MlirOperationState st = mlirOperationStateGet(str("func.call"), loc);

@@ -32,6 +32,13 @@ typedef struct exec_symbol {
 enum { EXEC_MAX_SYMBOLS = 8 };
 int exec_runtime_symbols(exec_symbol *out);
 
+/* The per-node profile (exec_profile.c): O2M_PROFILE_FN, and its sums
+ * (ms per node index) between exec_profile_begin and exec_profile_end. */
+exec_symbol exec_profile_symbol(void);
+int exec_profile_begin(int n_nodes);
+const double *exec_profile_sums(void);
+void exec_profile_end(void);
+
 /* What the entry function takes and returns (exec_signature.c). */
 typedef struct exec_signature {
   int n_args, n_results;
@@ -121,7 +128,7 @@ int exec_blas_available(void);
  * its kernel (memref.cast to strided memrefs, func.call, the private
  * declaration with llvm.emit_c_interface); *count receives how many. */
 o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag);
-/* The kernels the calls reach (two). */
+/* The kernels the calls reach (three). */
 int exec_blas_symbols(exec_symbol *out);
 
 /* ---- element types and memref descriptors --------------------------- */

@@ -70,6 +70,7 @@ int exec_runtime_symbols(exec_symbol *out) {
   int n = 0;
   out[n++] = exec_memref_copy_symbol();
   out[n++] = exec_branch_failed_symbol();
+  out[n++] = exec_profile_symbol();
   n += exec_blas_symbols(out + n);
   return n;
 }

@@ -18,20 +18,21 @@
 #include "util/diag.h"
 
 /* Builds the module for a target; NULL rows are not implemented yet. */
-typedef o2m_status (*module_builder)(o2m_model *model, MlirContext mc, const o2m_io_value *inputs,
+typedef o2m_status (*module_builder)(o2m_model *model, MlirContext mc, int profile, const o2m_io_value *inputs,
                                      o2m_io_value *outputs, MlirModule *out, o2m_diag *diag);
 
-static o2m_status build_linalg(o2m_model *model, MlirContext mc, const o2m_io_value *inputs,
+static o2m_status build_linalg(o2m_model *model, MlirContext mc, int profile, const o2m_io_value *inputs,
                                o2m_io_value *outputs, MlirModule *out, o2m_diag *diag) {
   /* ONNX2MLIR_WEIGHTS_IN_CODE=1: weights compiled in as constants (for comparison) */
   const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
   int weight_args = !(in_code && *in_code && strcmp(in_code, "0") != 0) ? O2M_JIT_WEIGHT_ARGS : 0;
-  return o2m_emit_linalg_module_io(model, mc, O2M_JIT | weight_args | (exec_blas_available() ? O2M_JIT_SGEMM : 0),
-                                   inputs, outputs, out, diag);
+  int flags = O2M_JIT | weight_args | (exec_blas_available() ? O2M_JIT_SGEMM : 0) | (profile ? O2M_JIT_PROFILE : 0);
+  return o2m_emit_linalg_module_io(model, mc, flags, inputs, outputs, out, diag);
 }
 
-static o2m_status build_tosa(o2m_model *model, MlirContext mc, const o2m_io_value *inputs,
+static o2m_status build_tosa(o2m_model *model, MlirContext mc, int profile, const o2m_io_value *inputs,
                              o2m_io_value *outputs, MlirModule *out, o2m_diag *diag) {
+  if (profile) return o2m_fail(diag, O2M_ERR_USAGE, "--profile takes the Linalg target");
   return o2m_emit_tosa_module_io(model, mc, inputs, outputs, out, diag);
 }
 
@@ -136,7 +137,17 @@ static o2m_status call_compiled(run_state *r, o2m_exec *exec, const char *entry,
   int n_all = n_inputs;
   const o2m_tensor *const *all = inputs;
   if (!s) s = with_weights(exec, graph, n_inputs, inputs, arena, &n_all, &all, diag);
+  int profile = r->options->profile && graph;
+  if (!s && profile && exec_profile_begin(graph->n_nodes)) s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   if (!s) s = call_repeated(r, exec, n_all, all, n, outs, arena, diag);
+  if (!s && profile) {
+    double *ms = o2m_arena_array(arena, (size_t)graph->n_nodes + 1, sizeof(double));
+    if (!ms) s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+    for (int i = 0; ms && i < graph->n_nodes; i++) ms[i] = exec_profile_sums()[i] / r->timings.runs;
+    r->timings.node_ms = ms;
+    r->timings.n_nodes = graph->n_nodes;
+  }
+  if (profile) exec_profile_end();
   o2m_exec_free(exec);
   if (s) return s;
   if (r->options->timings) *r->options->timings = r->timings;
@@ -169,7 +180,7 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
   return call_compiled(r, exec, entry, graph, n_inputs, inputs, n_outputs, outputs, expected_outputs, arena, diag);
 }
 
-static const o2m_run_options default_options = {O2M_TARGET_LINALG, 2, NULL, NULL, 1, NULL, NULL, NULL, NULL};
+static const o2m_run_options default_options = {O2M_TARGET_LINALG, 2, NULL, NULL, 1, NULL, NULL, NULL, NULL, 0};
 
 static o2m_status target_builder(const o2m_run_options *o, module_builder *out, o2m_diag *diag) {
   if ((unsigned)o->target >= sizeof(builders) / sizeof(builders[0]))
@@ -251,7 +262,7 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   } else {
     MlirContext mc = o2m_exec_context_create();
     MlirModule module;
-    s = build(model, mc, o->input_values, shape, &module, diag);
+    s = build(model, mc, o->profile, o->input_values, shape, &module, diag);
     r.timings.emit_ms = now_ms() - t0;
     r.timings.transform_ms = model->transform_ms;
     for (int i = 0; shape && i < n_graph_out; i++) n_flat_out += shape[i].count - 1; /* the emitter counted */

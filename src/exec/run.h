@@ -55,6 +55,11 @@ typedef struct o2m_run_timings {
   int runs;             /* how many calls were timed (options->repeat) */
   int blas_calls;       /* matrix products the compiled code hands to BLAS */
   int cache;            /* O2M_CACHE_*: loaded from the cache, stored in it */
+  /* With options->profile: ms per call in the code of main-graph node i
+   * (its index in the graph's node list; 0 for nodes without code), in
+   * the arena of the outputs. */
+  const double *node_ms;
+  int n_nodes;
 } o2m_run_timings;
 
 typedef struct o2m_run_options {
@@ -83,6 +88,8 @@ typedef struct o2m_run_options {
    * shapes, options, tool version and CPU match an earlier one's loads its
    * code instead of compiling (tensor inputs, the Linalg target). */
   const char *cache_dir;
+  /* Non-zero: time each node of the main graph (Linalg; not cached). */
+  int profile;
 } o2m_run_options;
 
 /* Specialises `model` to the shapes of `inputs` (one per runtime input,

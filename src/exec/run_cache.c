@@ -43,7 +43,8 @@ static void add(text *t, const char *fmt, ...) {
 
 const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int blas, int n_inputs,
                           const o2m_tensor *const *inputs, o2m_arena *arena) {
-  if (!o->cache_dir || o->target != O2M_TARGET_LINALG || o->input_values || o->output_values || model->n_mappings < 1 ||
+  if (!o->cache_dir || o->profile || o->target != O2M_TARGET_LINALG || o->input_values || o->output_values ||
+      model->n_mappings < 1 ||
       !model->mappings[0].addr)
     return NULL;
   enum { CAP = 1 << 16 };

@@ -123,6 +123,7 @@ typedef struct lw_ctx {
    * each cannot be built; index i is the id its failure call passes. */
   const char **branch_failures;
   int n_branch_failures;
+  int profiled; /* calls of O2M_PROFILE_FN were emitted (declared at the end) */
   /* Weights passed as arguments (for_jit & O2M_JIT_WEIGHT_ARGS): their
    * values, in argument order after the runtime inputs. */
   const o2m_value **weights;

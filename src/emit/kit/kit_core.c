@@ -460,7 +460,19 @@ int lw_node_needs_code(const o2m_node *n) {
   return n->n_outputs == 0;
 }
 
+/* The profile mark of node `index` (emit.h, O2M_JIT_PROFILE). */
+static o2m_status profile_mark(lw_ctx *cx, int index) {
+  MlirValue v = lw_const_int(cx, mlirIntegerTypeGet(cx->mc, 32), index);
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 1, &v, 0, NULL, "callee = @" O2M_PROFILE_FN, 0)))
+    return lw_error(cx, "internal: cannot create the profile call");
+  cx->profiled = 1;
+  return O2M_OK;
+}
+
 o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g) {
+  int profile = (cx->for_jit & O2M_JIT_PROFILE) && g == cx->model->graph;
+  o2m_status marked = profile ? profile_mark(cx, -1) : O2M_OK;
+  if (marked) return marked;
   for (int i = 0; i < g->n_nodes; i++) {
     const o2m_node *n = g->nodes[i];
     if (!lw_node_needs_code(n)) continue;
@@ -470,6 +482,7 @@ o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g) {
     lw_lower_fn lower = cx->target->lowering_for(n->domain, n->op_type);
     if (!lower) return lw_unsupported(cx, "no %s lowering", cx->target->name);
     o2m_status s = lower(cx);
+    if (!s && profile) s = profile_mark(cx, i);
     if (s) return s;
   }
   return O2M_OK;

@@ -5,6 +5,7 @@
  * llvm.emit_c_interface) node by node through the target's table,
  * verifies, and prints modules as text or bytecode. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mlir-c/Diagnostics.h>
@@ -97,6 +98,43 @@ static const o2m_type *element_type(const o2m_type *t) {
 }
 
 enum { MAX_IO = 1024, MIN_WEIGHT_ELEMENTS = 1024 };
+
+/* ---- dead code ---------------------------------------------------------------- */
+
+static int is_pure(MlirOperation op) {
+  static const char *const dialects[] = {"linalg.", "tensor.", "arith."};
+  MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
+  for (size_t i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++)
+    if (name.length > strlen(dialects[i]) && memcmp(name.data, dialects[i], strlen(dialects[i])) == 0) return 1;
+  return 0;
+}
+
+static int unused(MlirOperation op) {
+  int n = (int)mlirOperationGetNumResults(op);
+  for (int i = 0; i < n; i++)
+    if (!mlirOpOperandIsNull(mlirValueGetFirstUse(mlirOperationGetResult(op, i)))) return 0;
+  return n > 0;
+}
+
+/* Erases the block's ops on tensors whose results nothing uses (a
+ * Transpose a BLAS call reads through, say), last first so that a chain
+ * goes at once: the JIT's pipeline would run them. */
+static void drop_unused_values(MlirBlock block) {
+  size_t n = 0, cap = 0;
+  MlirOperation *ops = NULL;
+  for (MlirOperation op = mlirBlockGetFirstOperation(block); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (n == cap) {
+      MlirOperation *grown = realloc(ops, (cap = cap ? 2 * cap : 256) * sizeof(*ops));
+      if (!grown) break; /* keeps them: only slower */
+      ops = grown;
+    }
+    ops[n++] = op;
+  }
+  for (size_t i = n; i-- > 0;)
+    if (is_pure(ops[i]) && unused(ops[i])) mlirOperationDestroy(ops[i]);
+  free(ops);
+}
 
 /* ---- weights as arguments (emit.h, O2M_JIT_WEIGHT_ARGS) ---------------------- */
 
@@ -231,11 +269,19 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
     if (out_values) out_values[i] = (o2m_io_value){O2M_TYPE_TENSOR, O2M_TYPE_TENSOR, 1, 1, NULL};
   }
   lw_op(cx, "func.return", n_results, results, 0, NULL, NULL, 0);
+  if (cx->for_jit) drop_unused_values(entry); /* after the return, which uses the outputs */
   for (int k = 0; k < cx->n_weights; k++) in_types[n_args + k] = mlirValueGetType(mlirBlockGetArgument(entry, n_args + k));
   MlirType fn_type = mlirFunctionTypeGet(cx->mc, n_args + cx->n_weights, in_types, n_results, out_types);
   mlirOperationSetAttributeByName(fn, str_ref("function_type"), mlirTypeAttrGet(fn_type));
   set_weight_arg_attrs(cx, fn, n_args);
   lw_finish_branch_failures(cx);
+  if (cx->profiled) {
+    MlirBlock saved = cx->block;
+    cx->block = mlirModuleGetBody(cx->module);
+    lw_op(cx, "func.func", 0, NULL, 0, NULL,
+          "sym_name = \"" O2M_PROFILE_FN "\", sym_visibility = \"private\", function_type = (i32) -> ()", 1);
+    cx->block = saved;
+  }
   return O2M_OK;
 }
 

@@ -89,7 +89,12 @@ static o2m_status conv_generic(lw_ctx *cx, const conv_plan *p, MlirValue x, Mlir
                                MlirValue init, MlirValue *result) {
   const lw_window *win = &p->win;
   int s = win->n, n_loops = 4 + 2 * s;
-  int o0 = cx->for_jit ? 4 + s : 3, c_loop = cx->for_jit ? 3 : 3 + s, k0 = c_loop + 1;
+  /* one input channel per group (depthwise) and a small window: the taps
+   * innermost, so that LLVM unrolls them and keeps the sum in a register */
+  int64_t taps = 1;
+  for (int i = 0; i < s; i++) taps *= win->kernel[i];
+  int rows_inside = cx->for_jit && !(p->in_per_group == 1 && taps <= 49 && !p->transposed);
+  int o0 = rows_inside ? 4 + s : 3, c_loop = rows_inside ? 3 : 3 + s, k0 = c_loop + 1;
   char iters[MAX_LOOPS + 1];
   for (int l = 0; l < n_loops; l++) iters[l] = l < 3 || (l >= o0 && l < o0 + s) ? 'p' : 'r';
   iters[n_loops] = 0;

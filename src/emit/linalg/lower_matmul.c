@@ -159,21 +159,38 @@ static int named_matmul(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dtype, M
 
 /* The tagged generic of a [M, K] x b [K, N] (rank 2) or of a [B, M, K] x
  * b [B, K, N] (rank 3). */
-static o2m_status tagged_product(lw_ctx *cx, MlirValue a, MlirValue b, int rank, MlirValue *r) {
+/* b_transposed: b is W [N, K] (rank 2), read as its transpose. */
+static o2m_status tagged_product(lw_ctx *cx, MlirValue a, MlirValue b, int rank, int b_transposed, MlirValue *r) {
   contraction c = {.n_in = 2, .ins = {a, b}, .dtype = O2M_DT_FLOAT, .rank = {rank, rank}};
   enum { BATCH, M, N, K };
   int batch = rank == 3;
   if (batch) c.labels[0][0] = c.labels[1][0] = c.out_labels[c.out_rank++] = BATCH;
   c.labels[0][batch] = M, c.labels[0][batch + 1] = K;
-  c.labels[1][batch] = K, c.labels[1][batch + 1] = N;
+  c.labels[1][batch] = b_transposed ? N : K, c.labels[1][batch + 1] = b_transposed ? K : N;
   c.out_labels[c.out_rank++] = M;
   c.out_labels[c.out_rank++] = N;
   o2m_status s = contract(cx, &c, O2M_DT_FLOAT, r);
   if (s) return s;
   mlirOperationSetAttributeByName(mlirOpResultGetOwner(*r), mlirStringRefCreateFromCString("library_call"),
                                   mlirStringAttrGet(cx->mc, mlirStringRefCreateFromCString(
-                                                                batch ? O2M_SGEMM_BATCHED_CALL : O2M_SGEMM_CALL)));
+                                                                batch          ? O2M_SGEMM_BATCHED_CALL
+                                                                : b_transposed ? O2M_SGEMM_BT_CALL
+                                                                               : O2M_SGEMM_CALL)));
   return O2M_OK;
+}
+
+/* W when input 1 of the MatMul is Transpose(W) of a 2-D W with perm
+ * [1, 0] (how Gemm's transB decomposes), else a null value. The
+ * Transpose's own code then goes unused (and is dropped: lw_ctx.for_jit). */
+static MlirValue transposed_operand(lw_ctx *cx) {
+  const o2m_value *bt = cx->node->n_inputs > 1 ? cx->node->inputs[1] : NULL;
+  const o2m_node *t = bt && bt->kind == O2M_VALUE_NODE ? bt->producer : NULL;
+  if (!t || strcmp(t->op_type, "Transpose") != 0 || t->domain[0] || t->n_inputs < 1 || !t->inputs[0] ||
+      t->inputs[0]->type.rank != 2)
+    return (MlirValue){NULL};
+  const o2m_attr *perm = o2m_node_attr(t, "perm");
+  if (perm && (perm->count != 2 || perm->ints[0] != 1 || perm->ints[1] != 0)) return (MlirValue){NULL};
+  return lw_get(cx, t->inputs[0]);
 }
 
 /* A float32 MatMul as one BLAS call where shapes are static: a [..., M, K]
@@ -204,9 +221,11 @@ static o2m_status lower_sgemm(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dt
   for (int k = split; rb > 2 && k < rb; k++) fb[1 + k - split] = b_shape[k];
   if (split > 1) a = lw_reshape_static(cx, a, O2M_DT_FLOAT, rank, fa);
   if (rb > 3) b = lw_reshape_static(cx, b, O2M_DT_FLOAT, rank, fb);
-  MlirValue r;
+  MlirValue r, w = rb == 2 ? transposed_operand(cx) : (MlirValue){NULL};
+  int b_transposed = !mlirValueIsNull(w) && mlirShapedTypeHasStaticShape(mlirValueGetType(w));
+  if (b_transposed) b = w;
   o2m_status s = mlirValueIsNull(a) || mlirValueIsNull(b) ? lw_error(cx, "internal: cannot fold the batch dims")
-                                                          : tagged_product(cx, a, b, rank, &r);
+                                                          : tagged_product(cx, a, b, rank, b_transposed, &r);
   if (!s && split > 1) r = lw_reshape_static(cx, r, O2M_DT_FLOAT, ra, out);
   if (!s && mlirValueIsNull(r)) s = lw_error(cx, "internal: cannot unfold the batch dims");
   if (!s) s = lw_set_out(cx, 0, r);
