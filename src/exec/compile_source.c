@@ -232,7 +232,7 @@ static const char runtime_text[] =
     "                         const int64_t *src_strides, char *dst, const int64_t *dst_strides) {\n"
     "  int64_t count = 1, index[64] = {0};\n"
     "  for (int64_t k = 0; k < rank; k++) count *= sizes[k];\n"
-    "  if (count == 0) return;\n"
+    "  if (count == 0 || (src == dst && memcmp(src_strides, dst_strides, (size_t)rank * sizeof(int64_t)) == 0)) return;\n"
     "  if (row_major(sizes, src_strides, rank) && row_major(sizes, dst_strides, rank)) {\n"
     "    memmove(dst, src, (size_t)(count * esize));\n"
     "    return;\n"

@@ -217,7 +217,8 @@ static void fast_memref_copy(int64_t esize, unranked_desc *src, unranked_desc *d
   char *to = (char *)(intptr_t)d[1] + d[2] * esize;
   int64_t count = 1;
   for (int64_t k = 0; k < rank; k++) count *= sizes[k];
-  if (count == 0) return;
+  if (count == 0 || (from == to && memcmp(ss, ds, (size_t)rank * sizeof(int64_t)) == 0))
+    return; /* nothing, or a view onto itself (bufferization leaves such copies) */
   /* the innermost dims both views hold contiguously: one run */
   int64_t inner = rank, run = 1;
   while (inner > 0 && (sizes[inner - 1] == 1 || (ss[inner - 1] == run && ds[inner - 1] == run))) run *= sizes[--inner];

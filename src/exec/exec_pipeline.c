@@ -96,6 +96,7 @@ o2m_status o2m_exec_verify(MlirModule module, o2m_diag *diag) {
 static const struct {
   const char *name, *pipeline;
 } lowering[] = {
+    {"eliminate-empty-tensors", "eliminate-empty-tensors"},
     {"one-shot-bufferize",
      "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"},
     {"buffer-deallocation-pipeline", "buffer-deallocation-pipeline"},
