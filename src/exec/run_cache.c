@@ -2,7 +2,9 @@
  * (exec_cache.c stores and loads it): everything the code depends on.
  *
  * Owns: the key's text, one fact a line: the tool's version and the
- * cache's format, the host (LLVM's triple, CPU and features), the target,
+ * cache's format, the build (the library holding this code: path, size,
+ * modification time, so that a rebuilt compiler never reuses an older
+ * one's code), the host (LLVM's triple, CPU and features), the target,
  * the optimisation level and whether BLAS is in use, the model file's size
  * and hash (its bytes, read once), each external data file by path, size,
  * device, inode and modification time (weights are arguments, read in
@@ -10,6 +12,10 @@
  * (and the value of one read only as a parameter, which specialising
  * folded into the code).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,6 +47,16 @@ static void add(text *t, const char *fmt, ...) {
   else t->len += (size_t)n;
 }
 
+/* The file this code was loaded from (the plugin or libonnx2mlir.so). */
+static const char *build_identity(o2m_arena *arena) {
+  Dl_info info;
+  struct stat st;
+  if (!dladdr((void *)(uintptr_t)build_identity, &info) || !info.dli_fname || stat(info.dli_fname, &st) != 0)
+    return "build unknown";
+  return o2m_arena_printf(arena, "build %s %lld %lld.%09ld", info.dli_fname, (long long)st.st_size,
+                          (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+}
+
 const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int blas, int n_inputs,
                           const o2m_tensor *const *inputs, o2m_arena *arena) {
   if (!o->cache_dir || o->profile || o->target != O2M_TARGET_LINALG || o->input_values || o->output_values ||
@@ -51,7 +67,7 @@ const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int 
   text t = {o2m_arena_alloc(arena, CAP), CAP, 0, 0};
   if (!t.buf) return NULL;
   t.buf[0] = '\0';
-  add(&t, "onnx2mlir %s cache %d\n%s\n", O2M_VERSION_STRING, CACHE_FORMAT, o2m_exec_host());
+  add(&t, "onnx2mlir %s cache %d\n%s\n%s\n", O2M_VERSION_STRING, CACHE_FORMAT, build_identity(arena), o2m_exec_host());
   const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
   add(&t, "target linalg O%d blas %d weights-in-code %s\n", o->opt_level, blas, in_code ? in_code : "");
   const o2m_mapping *m = &model->mappings[0];
