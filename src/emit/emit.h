@@ -42,9 +42,10 @@ o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
 /* `for_jit` of the Linalg module builders: 0 for `import`, else
  * O2M_JIT for the JIT's plain loop lowering (lw_ctx.for_jit), with
  * O2M_JIT_SGEMM when the executor has BLAS kernels: float32 matrix
- * products (2-D, and 3-D with one batch size) are then linalg.generic ops
- * tagged library_call = O2M_SGEMM_CALL or O2M_SGEMM_BATCHED_CALL, which
- * the executor turns into calls of those kernels (exec_blas.c). */
+ * products (2-D, and 3-D with one batch size; convolutions as im2col and
+ * a product) are then linalg.matmul / linalg.batch_matmul, which the
+ * executor turns into calls of the kernels O2M_SGEMM_CALL,
+ * O2M_SGEMM_BATCHED_CALL, O2M_SGEMM_BT_CALL (exec_blas.c). */
 enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4, O2M_JIT_PROFILE = 8 };
 /* O2M_JIT_PROFILE: @main calls `void O2M_PROFILE_FN(i32 i)` before its
  * first node (i = -1) and after the code of each node i of the main graph

@@ -2,13 +2,13 @@
  * cblas_sgemm, loaded at run time) instead of the JIT's plain loops.
  *
  * Owns: finding BLAS (libopenblas.so.0, one thread; none: the products
- * stay loops), the rewrite of the generics the Linalg emitter tagged
- * (emit.h, O2M_JIT_SGEMM) into calls once the module is on buffers, and
- * the kernels those calls reach; upstream tosa-to-linalg's float32
- * linalg.matmul and linalg.batch_matmul take them too. A tagged generic
- * (like those named ops) computes C += A B on
- * memrefs A [M, K], B [K, N], C [M, N] (or with a leading batch dim on
- * all three); the call passes them as strided memref descriptors
+ * stay loops), the rewrite of float32 linalg.matmul and
+ * linalg.batch_matmul (the Linalg emitter writes them for the JIT, emit.h
+ * O2M_JIT_SGEMM; upstream tosa-to-linalg too) into calls once the module
+ * is on buffers, and the kernels those calls reach. Such an op computes
+ * C += A B on memrefs A [M, K], B [K, N] (or W [N, K] read transposed),
+ * C [M, N] (or with a leading batch dim on all three); the call passes
+ * them as strided memref descriptors
  * (llvm.emit_c_interface), so any row stride works; a view whose rows are
  * not contiguous goes through cblas's transpose, else a plain loop.
  * ONNX2MLIR_NO_BLAS=1 in the environment turns BLAS off (for comparison).
@@ -143,11 +143,11 @@ int exec_blas_symbols(exec_symbol *out) {
 
 enum { MAX_CALLS = 4096 };
 
-typedef struct tagged {
+typedef struct products {
   int n;
   MlirOperation ops[MAX_CALLS];
   const char *calls[MAX_CALLS]; /* call_of(ops[i]) */
-} tagged;
+} products;
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
@@ -156,40 +156,34 @@ static int named(MlirOperation op, const char *name) {
   return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
 }
 
-/* The call for op: a tagged generic's library_call; for a plain float32
- * linalg.matmul / linalg.batch_matmul (upstream tosa-to-linalg writes
- * them; indexing_maps absent or the untransposed ones), its kernel when
- * BLAS is there. */
+/* The kernel of op: a float32 linalg.matmul (B read as it is, or
+ * transposed: the Linalg emitter's Gemm with transB) or linalg.batch_matmul
+ * on buffers, when BLAS is there; the Linalg emitter writes them for the
+ * JIT (lw_blas_product), upstream tosa-to-linalg too. */
 static const char *call_of(MlirOperation op) {
-  if (named(op, "linalg.generic")) {
-    MlirAttribute call = mlirOperationGetAttributeByName(op, str("library_call"));
-    if (mlirAttributeIsNull(call) || !mlirAttributeIsAString(call)) return NULL;
-    MlirStringRef v = mlirStringAttrGetValue(call);
-    static const char *const calls[] = {O2M_SGEMM_CALL, O2M_SGEMM_BATCHED_CALL, O2M_SGEMM_BT_CALL};
-    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-      if (v.length == strlen(calls[i]) && memcmp(v.data, calls[i], v.length) == 0) return calls[i];
-    return NULL;
-  }
   int plain = named(op, "linalg.matmul"), batched = named(op, "linalg.batch_matmul");
   if ((!plain && !batched) || !exec_blas_available() || mlirOperationGetNumOperands(op) != 3) return NULL;
-  MlirAttribute maps = mlirOperationGetAttributeByName(op, str("indexing_maps"));
-  static const char *const untransposed[2] = {
+  static const char *const maps_of[3] = {
       "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "
       "affine_map<(d0, d1, d2) -> (d0, d1)>]",
       "[affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, "
-      "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]"};
-  if (!mlirAttributeIsNull(maps) &&
-      !mlirAttributeEqual(maps, mlirAttributeParseGet(mlirOperationGetContext(op), str(untransposed[batched]))))
-    return NULL;
+      "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]",
+      "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, "
+      "affine_map<(d0, d1, d2) -> (d0, d1)>]"};
   for (int k = 0; k < 3; k++) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, k));
     if (!mlirTypeIsAMemRef(t) || !mlirTypeIsAF32(mlirShapedTypeGetElementType(t))) return NULL;
   }
-  return plain ? O2M_SGEMM_CALL : O2M_SGEMM_BATCHED_CALL;
+  MlirAttribute maps = mlirOperationGetAttributeByName(op, str("indexing_maps"));
+  MlirContext ctx = mlirOperationGetContext(op);
+  if (mlirAttributeIsNull(maps) || mlirAttributeEqual(maps, mlirAttributeParseGet(ctx, str(maps_of[batched]))))
+    return batched ? O2M_SGEMM_BATCHED_CALL : O2M_SGEMM_CALL;
+  if (plain && mlirAttributeEqual(maps, mlirAttributeParseGet(ctx, str(maps_of[2])))) return O2M_SGEMM_BT_CALL;
+  return NULL;
 }
 
-static MlirWalkResult find_tagged(MlirOperation op, void *user) {
-  tagged *t = user;
+static MlirWalkResult find_products(MlirOperation op, void *user) {
+  products *t = user;
   const char *call = t->n < MAX_CALLS ? call_of(op) : NULL;
   if (call) t->ops[t->n] = op, t->calls[t->n++] = call;
   return MlirWalkResultAdvance;
@@ -218,9 +212,9 @@ static void declare(MlirModule module, const char *name, MlirType *types, const 
 
 o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) {
   *count = 0;
-  tagged *t = calloc(1, sizeof(*t));
+  products *t = calloc(1, sizeof(*t));
   if (!t) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  mlirOperationWalk(mlirModuleGetOperation(module), find_tagged, t, MlirWalkPreOrder);
+  mlirOperationWalk(mlirModuleGetOperation(module), find_products, t, MlirWalkPreOrder);
   MlirContext ctx = mlirModuleGetContext(module);
   MlirType strided[4] = {{NULL}, {NULL},
                          mlirTypeParseGet(ctx, str("memref<?x?xf32, strided<[?, ?], offset: ?>>")),
@@ -234,7 +228,7 @@ o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) 
                                                            mlirOperationGetOperand(op, 2)))
                                                      : 0;
     if (mlirOperationGetNumResults(op) != 0 || (rank != 2 && rank != 3)) {
-      s = o2m_fail(diag, O2M_ERR_INTERNAL, "a tagged matrix product is not on buffers of rank 2 or 3");
+      s = o2m_fail(diag, O2M_ERR_INTERNAL, "a matrix product is not on buffers of rank 2 or 3");
       break;
     }
     MlirLocation loc = mlirOperationGetLocation(op);

@@ -91,6 +91,15 @@ o2m_status lw_for(lw_ctx *cx, MlirValue lb, MlirValue ub, int n, const MlirValue
  * receives the structure of every output (kind, presence, count; no
  * tensors). */
 struct o2m_io_value;
+/* A float32 product for BLAS (emit.h, O2M_JIT_SGEMM): init + a [M, K] b
+ * [K, N] (rank 2; b_transposed: b is [N, K], read transposed) or a [B, M,
+ * K] b [B, K, N] (rank 3), static shapes, as linalg.matmul or
+ * linalg.batch_matmul, which the executor turns into BLAS calls once on
+ * buffers (exec_blas.c). A null init starts from zeros. (Upstream's
+ * linalg-fuse-elementwise-ops would generalize these into generics, fusing
+ * reshapes and producers in, so the JIT's pipeline does not run it.) */
+MlirValue lw_blas_product(lw_ctx *cx, MlirValue a, MlirValue b, int b_transposed, MlirValue init);
+
 /* The rewrite o2m_emit_linalg_module_io starts with, alone (for code
  * loaded from the cache: the weights it computes are the arguments'). */
 o2m_status o2m_linalg_prepare(o2m_model *model, o2m_diag *diag);

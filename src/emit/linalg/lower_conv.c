@@ -396,16 +396,9 @@ static o2m_status im2col_conv(lw_ctx *cx, const conv_plan *p, MlirValue x, MlirV
   o2m_status st = start_value(cx, p, lw_tensor_type_of(cx, O2M_DT_FLOAT, 2, flat_y), dims, b,
                    lw_affine_map(cx, 2, 1, (int[]){0}), &init);
   if (st) return st;
-  /* y[f, o] += w[f, t] col[t, o]: loops f, t, o */
-  MlirAttribute pm[3] = {lw_affine_map(cx, 3, 2, (int[]){0, 1}), lw_affine_map(cx, 3, 2, (int[]){1, 2}),
-                         lw_affine_map(cx, 3, 2, (int[]){0, 2})};
-  conv_plan product = *p;
-  product.transposed = 0;
-  lw_generic_spec mm = {3, "prp", 2, 1, ins, pm, &init, &pm[2], conv_body, &product};
-  MlirValue y;
-  if ((st = lw_generic(cx, &mm, &y))) return st;
-  mlirOperationSetAttributeByName(mlirOpResultGetOwner(y), mlirStringRefCreateFromCString("library_call"),
-                                  mlirStringAttrGet(cx->mc, mlirStringRefCreateFromCString(O2M_SGEMM_CALL)));
+  /* y[f, o] += w[f, t] col[t, o] */
+  MlirValue y = lw_blas_product(cx, ins[0], ins[1], 0, init);
+  if (mlirValueIsNull(y)) return lw_error(cx, "internal: cannot build the convolution's product");
   y_shape[0] = 1;
   y_shape[1] = f;
   for (int i = 0; i < s; i++) y_shape[2 + i] = win->out[i].c;

@@ -157,26 +157,19 @@ static int named_matmul(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dtype, M
 
 /* ---- float32 products as BLAS calls (emit.h, O2M_JIT_SGEMM) ---------------------- */
 
-/* The tagged generic of a [M, K] x b [K, N] (rank 2) or of a [B, M, K] x
- * b [B, K, N] (rank 3). */
-/* b_transposed: b is W [N, K] (rank 2), read as its transpose. */
-static o2m_status tagged_product(lw_ctx *cx, MlirValue a, MlirValue b, int rank, int b_transposed, MlirValue *r) {
-  contraction c = {.n_in = 2, .ins = {a, b}, .dtype = O2M_DT_FLOAT, .rank = {rank, rank}};
-  enum { BATCH, M, N, K };
-  int batch = rank == 3;
-  if (batch) c.labels[0][0] = c.labels[1][0] = c.out_labels[c.out_rank++] = BATCH;
-  c.labels[0][batch] = M, c.labels[0][batch + 1] = K;
-  c.labels[1][batch] = b_transposed ? N : K, c.labels[1][batch + 1] = b_transposed ? K : N;
-  c.out_labels[c.out_rank++] = M;
-  c.out_labels[c.out_rank++] = N;
-  o2m_status s = contract(cx, &c, O2M_DT_FLOAT, r);
-  if (s) return s;
-  mlirOperationSetAttributeByName(mlirOpResultGetOwner(*r), mlirStringRefCreateFromCString("library_call"),
-                                  mlirStringAttrGet(cx->mc, mlirStringRefCreateFromCString(
-                                                                batch          ? O2M_SGEMM_BATCHED_CALL
-                                                                : b_transposed ? O2M_SGEMM_BT_CALL
-                                                                               : O2M_SGEMM_CALL)));
-  return O2M_OK;
+MlirValue lw_blas_product(lw_ctx *cx, MlirValue a, MlirValue b, int b_transposed, MlirValue init) {
+  int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(a));
+  int64_t sizes[3];
+  for (int k = 0; k < rank - 1; k++) sizes[k] = lw_static_dim(a, k);
+  sizes[rank - 1] = lw_static_dim(b, b_transposed ? 0 : rank - 1);
+  if (mlirValueIsNull(init))
+    init = lw_filled(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, rank, sizes), NULL, lw_const_scalar(cx, O2M_DT_FLOAT, 0));
+  static const char transposed_b[] =
+      "indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, "
+      "affine_map<(d0, d1, d2) -> (d0, d1)>]";
+  MlirValue ins[2] = {a, b};
+  return lw_named(cx, rank == 3 ? "linalg.batch_matmul" : "linalg.matmul", 2, ins, init,
+                  b_transposed ? transposed_b : NULL);
 }
 
 /* W when input 1 of the MatMul is Transpose(W) of a 2-D W with perm
@@ -221,11 +214,13 @@ static o2m_status lower_sgemm(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dt
   for (int k = split; rb > 2 && k < rb; k++) fb[1 + k - split] = b_shape[k];
   if (split > 1) a = lw_reshape_static(cx, a, O2M_DT_FLOAT, rank, fa);
   if (rb > 3) b = lw_reshape_static(cx, b, O2M_DT_FLOAT, rank, fb);
-  MlirValue r, w = rb == 2 ? transposed_operand(cx) : (MlirValue){NULL};
+  MlirValue r = {NULL}, w = rb == 2 ? transposed_operand(cx) : (MlirValue){NULL};
   int b_transposed = !mlirValueIsNull(w) && mlirShapedTypeHasStaticShape(mlirValueGetType(w));
   if (b_transposed) b = w;
-  o2m_status s = mlirValueIsNull(a) || mlirValueIsNull(b) ? lw_error(cx, "internal: cannot fold the batch dims")
-                                                          : tagged_product(cx, a, b, rank, b_transposed, &r);
+  if (!mlirValueIsNull(a) && !mlirValueIsNull(b)) r = lw_blas_product(cx, a, b, b_transposed, (MlirValue){NULL});
+  o2m_status s = mlirValueIsNull(a) || mlirValueIsNull(b) || mlirValueIsNull(r)
+                     ? lw_error(cx, "internal: cannot build the product")
+                     : O2M_OK;
   if (!s && split > 1) r = lw_reshape_static(cx, r, O2M_DT_FLOAT, ra, out);
   if (!s && mlirValueIsNull(r)) s = lw_error(cx, "internal: cannot unfold the batch dims");
   if (!s) s = lw_set_out(cx, 0, r);
