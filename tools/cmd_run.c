@@ -268,7 +268,7 @@ static void print_profile(const o2m_model *model, const o2m_run_timings *t, o2m_
   }
   qsort(nodes, (size_t)n, sizeof(op_time), by_time);
   qsort(types, (size_t)n_types, sizeof(op_time), by_time);
-  fprintf(stderr, "profile: %.3f ms per call in %d nodes; the slowest:\n", total, n);
+  fprintf(stderr, "profile: %.3f ms per call (the mean of %d) in %d nodes; the slowest:\n", total, t->runs, n);
   for (int i = 0; i < n && i < SHOWN && nodes[i].ms > 0; i++)
     fprintf(stderr, "  %9.3f ms %5.1f%%  %s (%s)\n", nodes[i].ms, total > 0 ? 100 * nodes[i].ms / total : 0,
             nodes[i].op_type, g->nodes[nodes[i].count]->op_type);
