@@ -23,6 +23,7 @@
 
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/Dialect/Transform/Interpreter.h>
 
 #include "emit/emit.h"
 #include "exec/exec_internal.h"
@@ -70,6 +71,8 @@ int exec_blas_available(void) {
 }
 
 /* ---- the kernels ------------------------------------------------------------- */
+
+#define NBT_CALL "o2m_sgemm_nbt" /* batched A and C, one transposed B */
 
 typedef struct memref2 {
   float *allocated, *aligned;
@@ -125,6 +128,16 @@ static void ciface_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) {
        c->aligned + c->offset, c->strides);
 }
 
+/* C [n] += A [n] W^T for each n: A [N, M, K], W [F, K], C [N, M, F] (the
+ * product upstream's convert_conv2d_to_img2col makes of an NHWC
+ * convolution). */
+static void ciface_sgemm_nbt(memref3 *a, memref2 *w, memref3 *c) {
+  const int64_t sb[2] = {w->strides[1], w->strides[0]};
+  for (int64_t i = 0; i < c->sizes[0]; i++)
+    gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
+         w->aligned + w->offset, sb, c->aligned + c->offset + i * c->strides[0], c->strides + 1);
+}
+
 static void ciface_sgemm_batched(memref3 *a, memref3 *b, memref3 *c) {
   for (int64_t i = 0; i < c->sizes[0]; i++)
     gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
@@ -136,7 +149,8 @@ int exec_blas_symbols(exec_symbol *out) {
   out[0] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_CALL, (void *)(uintptr_t)ciface_sgemm};
   out[1] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_BATCHED_CALL, (void *)(uintptr_t)ciface_sgemm_batched};
   out[2] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_BT_CALL, (void *)(uintptr_t)ciface_sgemm_bt};
-  return 3;
+  out[3] = (exec_symbol){"_mlir_ciface_" NBT_CALL, (void *)(uintptr_t)ciface_sgemm_nbt};
+  return 4;
 }
 
 /* ---- the rewrite ------------------------------------------------------------- */
@@ -160,7 +174,42 @@ static int named(MlirOperation op, const char *name) {
  * transposed: the Linalg emitter's Gemm with transB) or linalg.batch_matmul
  * on buffers, when BLAS is there; the Linalg emitter writes them for the
  * JIT (lw_blas_product), upstream tosa-to-linalg too. */
+/* Whether op is a float32 generic C (n, m, f) += A (n, m, k) * B (f, k):
+ * the contraction convert_conv2d_to_img2col writes, with its body. */
+static int is_img2col_product(MlirOperation op) {
+  static const char maps_text[] =
+      "[affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, "
+      "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]";
+  MlirContext ctx = mlirOperationGetContext(op);
+  MlirAttribute maps = mlirOperationGetAttributeByName(op, str("indexing_maps"));
+  if (mlirOperationGetNumOperands(op) != 3 || mlirAttributeIsNull(maps) ||
+      !mlirAttributeEqual(maps, mlirAttributeParseGet(ctx, str(maps_text))))
+    return 0;
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
+  MlirOperation mul = mlirBlockGetFirstOperation(body);
+  MlirOperation add = mlirOperationIsNull(mul) ? mul : mlirOperationGetNextInBlock(mul);
+  MlirOperation yield = mlirOperationIsNull(add) ? add : mlirOperationGetNextInBlock(add);
+  if (mlirOperationIsNull(yield) || !named(mul, "arith.mulf") || !named(add, "arith.addf") ||
+      !named(yield, "linalg.yield") || !mlirOperationIsNull(mlirOperationGetNextInBlock(yield)))
+    return 0;
+  /* mul of the two inputs, add of that and the accumulator */
+  MlirValue in0 = mlirBlockGetArgument(body, 0), in1 = mlirBlockGetArgument(body, 1), acc = mlirBlockGetArgument(body, 2);
+  MlirValue m0 = mlirOperationGetOperand(mul, 0), m1 = mlirOperationGetOperand(mul, 1);
+  MlirValue a0 = mlirOperationGetOperand(add, 0), a1 = mlirOperationGetOperand(add, 1);
+  MlirValue product = mlirOperationGetResult(mul, 0);
+  int mul_ok = (mlirValueEqual(m0, in0) && mlirValueEqual(m1, in1)) || (mlirValueEqual(m0, in1) && mlirValueEqual(m1, in0));
+  int add_ok = (mlirValueEqual(a0, product) && mlirValueEqual(a1, acc)) || (mlirValueEqual(a0, acc) && mlirValueEqual(a1, product));
+  return mul_ok && add_ok && mlirValueEqual(mlirOperationGetOperand(yield, 0), mlirOperationGetResult(add, 0));
+}
+
 static const char *call_of(MlirOperation op) {
+  if (named(op, "linalg.generic") && exec_blas_available() && is_img2col_product(op)) {
+    for (int k = 0; k < 3; k++) {
+      MlirType t = mlirValueGetType(mlirOperationGetOperand(op, k));
+      if (!mlirTypeIsAMemRef(t) || !mlirTypeIsAF32(mlirShapedTypeGetElementType(t))) return NULL;
+    }
+    return NBT_CALL;
+  }
   int plain = named(op, "linalg.matmul"), batched = named(op, "linalg.batch_matmul");
   if ((!plain && !batched) || !exec_blas_available() || mlirOperationGetNumOperands(op) != 3) return NULL;
   static const char *const maps_of[3] = {
@@ -190,11 +239,11 @@ static MlirWalkResult find_products(MlirOperation op, void *user) {
 }
 
 /* Declares `func.func private @name(types) {llvm.emit_c_interface}` once. */
-/* `declared` lists the names declared so far (3 at most). */
+/* `declared` lists the names declared so far (4 at most). */
 static void declare(MlirModule module, const char *name, MlirType *types, const char **declared) {
   int n = 0;
-  while (n < 3 && declared[n] && strcmp(declared[n], name) != 0) n++;
-  if (n == 3 || declared[n]) return;
+  while (n < 4 && declared[n] && strcmp(declared[n], name) != 0) n++;
+  if (n == 4 || declared[n]) return;
   declared[n] = name;
   MlirContext ctx = mlirModuleGetContext(module);
   MlirType fn = mlirFunctionTypeGet(ctx, 3, types, 0, NULL);
@@ -210,6 +259,54 @@ static void declare(MlirModule module, const char *name, MlirType *types, const 
   mlirBlockAppendOwnedOperation(mlirModuleGetBody(module), mlirOperationCreate(&st));
 }
 
+/* ---- NHWC convolutions as im2col and a product (the TOSA target) ------------------ */
+
+/* Upstream's transform: every linalg.conv_2d_nhwc_fhwc (what tosa-to-linalg
+ * makes of tosa.conv2d) into an im2col gather and a contraction, which the
+ * rewrite below hands to BLAS. */
+static const char img2col_script[] =
+    "module attributes {transform.with_named_sequence} {\n"
+    "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
+    "    %convs = transform.structured.match ops{[\"linalg.conv_2d_nhwc_fhwc\"]} in %root\n"
+    "      : (!transform.any_op) -> !transform.any_op\n"
+    "    %cols, %products = transform.structured.convert_conv2d_to_img2col %convs\n"
+    "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
+    "    transform.yield\n"
+    "  }\n"
+    "}\n";
+
+static MlirWalkResult find_nhwc_conv(MlirOperation op, void *user) {
+  if (!named(op, "linalg.conv_2d_nhwc_fhwc")) return MlirWalkResultAdvance;
+  *(int *)user = 1;
+  return MlirWalkResultInterrupt;
+}
+
+o2m_status exec_convs_to_products(MlirModule module, o2m_diag *diag) {
+  int any = 0;
+  if (!exec_blas_available()) return O2M_OK;
+  mlirOperationWalk(mlirModuleGetOperation(module), find_nhwc_conv, &any, MlirWalkPreOrder);
+  if (!any) return O2M_OK;
+  MlirContext ctx = mlirModuleGetContext(module);
+  exec_errors errors;
+  exec_capture_begin(&errors, ctx);
+  MlirModule script = mlirModuleCreateParse(ctx, str(img2col_script));
+  o2m_status s = O2M_OK;
+  if (mlirModuleIsNull(script)) {
+    s = o2m_fail(diag, O2M_ERR_INTERNAL, "the im2col transform does not parse: %s", errors.text);
+  } else {
+    MlirOperation main = mlirBlockGetFirstOperation(mlirModuleGetBody(script));
+    MlirTransformOptions options = mlirTransformOptionsCreate();
+    if (mlirLogicalResultIsFailure(mlirTransformApplyNamedSequence(mlirModuleGetOperation(module), main,
+                                                                   mlirModuleGetOperation(script), options)))
+      s = o2m_fail(diag, O2M_ERR_UNSUPPORTED, "the im2col transform failed: %s",
+                   errors.text[0] ? errors.text : "(no message)");
+    mlirTransformOptionsDestroy(options);
+    mlirModuleDestroy(script);
+  }
+  exec_capture_end(&errors);
+  return s;
+}
+
 o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) {
   *count = 0;
   products *t = calloc(1, sizeof(*t));
@@ -219,7 +316,7 @@ o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) 
   MlirType strided[4] = {{NULL}, {NULL},
                          mlirTypeParseGet(ctx, str("memref<?x?xf32, strided<[?, ?], offset: ?>>")),
                          mlirTypeParseGet(ctx, str("memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>"))};
-  const char *declared[3] = {NULL};
+  const char *declared[4] = {NULL};
   o2m_status s = O2M_OK;
   for (int i = 0; i < t->n && !s; i++) {
     MlirOperation op = t->ops[i];
@@ -234,12 +331,15 @@ o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) 
     MlirLocation loc = mlirOperationGetLocation(op);
     MlirBlock block = mlirOperationGetBlock(op);
     MlirValue args[3];
-    MlirType types[3] = {strided[rank], strided[rank], strided[rank]};
+    MlirType types[3];
     for (int k = 0; k < 3; k++) {
       MlirValue v = mlirOperationGetOperand(op, k);
+      int rank_k = (int)mlirShapedTypeGetRank(mlirValueGetType(v));
+      if (rank_k != 2 && rank_k != 3) rank_k = rank; /* not reached: the kinds above fix them */
+      types[k] = strided[rank_k];
       MlirOperationState st = mlirOperationStateGet(str("memref.cast"), loc);
       mlirOperationStateAddOperands(&st, 1, &v);
-      mlirOperationStateAddResults(&st, 1, &strided[rank]);
+      mlirOperationStateAddResults(&st, 1, &types[k]);
       MlirOperation cast = mlirOperationCreate(&st);
       mlirBlockInsertOwnedOperationBefore(block, op, cast);
       args[k] = mlirOperationGetResult(cast, 0);

@@ -128,7 +128,11 @@ int exec_blas_available(void);
  * its kernel (memref.cast to strided memrefs, func.call, the private
  * declaration with llvm.emit_c_interface); *count receives how many. */
 o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag);
-/* The kernels the calls reach (three). */
+/* Before bufferization: NHWC convolutions (upstream tosa-to-linalg's)
+ * become an im2col gather and a product for BLAS, by upstream's
+ * transform dialect (convert_conv2d_to_img2col); nothing without BLAS. */
+o2m_status exec_convs_to_products(MlirModule module, o2m_diag *diag);
+/* The kernels the calls reach (four). */
 int exec_blas_symbols(exec_symbol *out);
 
 /* ---- element types and memref descriptors --------------------------- */

@@ -166,6 +166,12 @@ static void record(o2m_compile_times *times, const char *name, double ms) {
 }
 
 o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_compile_times *times, o2m_diag *diag) {
+  if (blas_calls) {
+    double t0 = clock_ms();
+    o2m_status s = exec_convs_to_products(module, diag);
+    record(times, "im2col transform", clock_ms() - t0);
+    if (s) return s;
+  }
   for (size_t i = 0; i < sizeof(lowering) / sizeof(lowering[0]); i++) {
     double t0 = clock_ms();
     o2m_status s = run_pass(module, lowering[i].pipeline, diag);
