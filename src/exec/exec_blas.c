@@ -263,14 +263,21 @@ static void declare(MlirModule module, const char *name, MlirType *types, const 
 
 /* Upstream's transform: every linalg.conv_2d_nhwc_fhwc (what tosa-to-linalg
  * makes of tosa.conv2d) into an im2col gather and a contraction, which the
- * rewrite below hands to BLAS. */
+ * rewrite below hands to BLAS; one the transform does not take (it refuses
+ * some forms) stays as it is. */
 static const char img2col_script[] =
     "module attributes {transform.with_named_sequence} {\n"
     "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
     "    %convs = transform.structured.match ops{[\"linalg.conv_2d_nhwc_fhwc\"]} in %root\n"
     "      : (!transform.any_op) -> !transform.any_op\n"
-    "    %cols, %products = transform.structured.convert_conv2d_to_img2col %convs\n"
-    "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
+    "    transform.foreach %convs : !transform.any_op {\n"
+    "    ^bb0(%conv: !transform.any_op):\n"
+    "      transform.sequence %conv : !transform.any_op failures(suppress) {\n"
+    "      ^bb1(%one: !transform.any_op):\n"
+    "        %cols, %product = transform.structured.convert_conv2d_to_img2col %one\n"
+    "          : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
+    "      }\n"
+    "    }\n"
     "    transform.yield\n"
     "  }\n"
     "}\n";
