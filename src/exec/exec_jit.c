@@ -1,10 +1,12 @@
 /* exec_jit.c - o2m_exec_compile / o2m_exec_call: the JIT and the calling
  * convention.
  *
- * Owns: reading the entry function's signature before lowering, the
- * ExecutionEngine (with MLIR's C runner utilities, which hold memrefCopy,
- * loaded from the directory of the libMLIR.so in use), and the call
- * through the packed wrapper of `_mlir_ciface_<entry>`. That function takes
+ * Owns: the ExecutionEngine (MLIR's C runner utilities loaded from the
+ * directory of the libMLIR.so in use, for any runtime function the
+ * lowering calls that the executor's own list, exec_runtime_symbols, does
+ * not define), storing the compiled code in the cache (exec_cache.c) or
+ * taking it from there, and the call through the packed wrapper of
+ * `_mlir_ciface_<entry>`. That function takes
  * a pointer to the result descriptors first (one descriptor, or a struct of
  * them back to back), then one pointer per argument descriptor.
  *
