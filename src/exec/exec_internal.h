@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <mlir-c/Diagnostics.h>
 #include <mlir-c/ExecutionEngine.h>
@@ -20,6 +21,13 @@ typedef struct exec_arg {
   int rank;
   int64_t *dims; /* `rank` entries, -1 for a dynamic dim */
 } exec_arg;
+
+/* Milliseconds of CLOCK_MONOTONIC, for the timings. */
+static inline double exec_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 /* A function of the executor that generated code calls, by its symbol. */
 typedef struct exec_symbol {

@@ -55,12 +55,6 @@ struct o2m_exec {
   weight_arg *weights; /* sig.n_args entries */
 };
 
-static double clock_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* What memref.get_global leaves as the allocated pointer of a constant. */
 #define CONSTANT_ALLOCATED ((void *)(uintptr_t)0xdeadbeef)
 
@@ -101,12 +95,12 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, i
   MlirStringRef lib = str(libs.path);
   exec_errors errors;
   exec_capture_begin(&errors, mlirModuleGetContext(module));
-  double t0 = clock_ms();
+  double t0 = exec_now_ms();
   /* creating the engine translates to LLVM IR and optimises; the first
    * look-up generates the code and links it */
   e->engine = mlirExecutionEngineCreate(module, opt_level, libs.path[0] ? 1 : 0, &lib, for_cache, for_cache);
   exec_capture_end(&errors);
-  double t1 = clock_ms();
+  double t1 = exec_now_ms();
   e->times.llvm_ir_ms = t1 - t0;
   if (mlirExecutionEngineIsNull(e->engine))
     return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "JIT compilation of @%s failed: %s", e->entry,
@@ -118,7 +112,7 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, i
   char name[512];
   snprintf(name, sizeof(name), "_mlir_ciface_%s", e->entry);
   e->call = (packed_fn)mlirExecutionEngineLookupPacked(e->engine, str(name));
-  e->times.llvm_codegen_ms = clock_ms() - t1;
+  e->times.llvm_codegen_ms = exec_now_ms() - t1;
   if (!e->call)
     return o2m_fail(diag, O2M_ERR_INTERNAL, "the JIT has no %s (symbols unresolved?)", name);
   return O2M_OK;

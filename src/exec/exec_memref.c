@@ -210,7 +210,6 @@ typedef struct unranked_desc {
 } unranked_desc;
 
 static void fast_memref_copy(int64_t esize, unranked_desc *src, unranked_desc *dst) {
-  enum { MAX_RANK = 64 };
   int64_t rank = src->rank, *s = src->desc, *d = dst->desc;
   const int64_t *sizes = s + 3, *ss = s + 3 + rank, *ds = d + 3 + rank;
   const char *from = (const char *)(intptr_t)s[1] + s[2] * esize;
@@ -222,19 +221,20 @@ static void fast_memref_copy(int64_t esize, unranked_desc *src, unranked_desc *d
   /* the innermost dims both views hold contiguously: one run */
   int64_t inner = rank, run = 1;
   while (inner > 0 && (sizes[inner - 1] == 1 || (ss[inner - 1] == run && ds[inner - 1] == run))) run *= sizes[--inner];
-  if (inner == 0 || rank > MAX_RANK) {
-    if (inner == 0) memmove(to, from, (size_t)(count * esize));
-    else /* not reached: ONNX ranks are far below */
-      for (int64_t n = 0; n < count; n++) memcpy(to + n * esize, from + n * esize, (size_t)esize);
+  if (inner == 0) {
+    memmove(to, from, (size_t)(count * esize));
     return;
   }
-  int64_t index[MAX_RANK] = {0};
+  /* run r starts at the outer index r decomposed over dims [0, inner) */
   size_t bytes = (size_t)(run * esize);
-  for (int64_t n = 0; n < count; n += run) {
-    int64_t so = 0, dof = 0;
-    for (int64_t k = 0; k < inner; k++) so += index[k] * ss[k], dof += index[k] * ds[k];
+  for (int64_t r = 0; r < count / run; r++) {
+    int64_t rest = r, so = 0, dof = 0;
+    for (int64_t k = inner - 1; k >= 0; k--) {
+      int64_t i = rest % sizes[k];
+      rest /= sizes[k];
+      so += i * ss[k], dof += i * ds[k];
+    }
     memcpy(to + dof * esize, from + so * esize, bytes);
-    for (int64_t k = inner - 1; k >= 0 && ++index[k] == sizes[k]; k--) index[k] = 0;
   }
 }
 

@@ -151,12 +151,6 @@ o2m_status o2m_exec_run_pass(MlirModule module, const char *pass, o2m_diag *diag
   return run_pass(module, pass, diag);
 }
 
-static double clock_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void record(o2m_compile_times *times, const char *name, double ms) {
   if (!times) return;
   times->passes_ms += ms;
@@ -167,20 +161,20 @@ static void record(o2m_compile_times *times, const char *name, double ms) {
 
 o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_compile_times *times, o2m_diag *diag) {
   if (blas_calls) {
-    double t0 = clock_ms();
+    double t0 = exec_now_ms();
     o2m_status s = exec_convs_to_products(module, diag);
-    record(times, "im2col transform", clock_ms() - t0);
+    record(times, "im2col transform", exec_now_ms() - t0);
     if (s) return s;
   }
   for (size_t i = 0; i < sizeof(lowering) / sizeof(lowering[0]); i++) {
-    double t0 = clock_ms();
+    double t0 = exec_now_ms();
     o2m_status s = run_pass(module, lowering[i].pipeline, diag);
-    record(times, lowering[i].name, clock_ms() - t0);
+    record(times, lowering[i].name, exec_now_ms() - t0);
     /* on buffers, before the loops: the products tagged for BLAS */
     if (!s && blas_calls && strcmp(lowering[i].name, "convert-bufferization-to-memref") == 0) {
-      t0 = clock_ms();
+      t0 = exec_now_ms();
       s = exec_lower_blas_calls(module, blas_calls, diag);
-      record(times, "BLAS calls", clock_ms() - t0);
+      record(times, "BLAS calls", exec_now_ms() - t0);
     }
     if (s) return s;
   }

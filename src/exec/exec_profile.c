@@ -17,16 +17,10 @@ static double *sums;
 static int n_sums;
 static double last;
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void profile_mark(int32_t node) {
-  double t = now_ms();
+  double t = exec_now_ms();
   if (node >= 0 && node < n_sums) sums[node] += t - last;
-  last = now_ms(); /* the mark's own time is not the next node's */
+  last = exec_now_ms(); /* the mark's own time is not the next node's */
 }
 
 exec_symbol exec_profile_symbol(void) { return (exec_symbol){O2M_PROFILE_FN, (void *)(uintptr_t)profile_mark}; }
@@ -35,7 +29,7 @@ int exec_profile_begin(int n_nodes) {
   free(sums);
   sums = calloc((size_t)n_nodes + 1, sizeof(double));
   n_sums = sums ? n_nodes : 0;
-  last = now_ms();
+  last = exec_now_ms();
   return sums ? 0 : -1;
 }
 

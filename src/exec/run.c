@@ -58,12 +58,6 @@ static void enter(run_state *r, o2m_run_phase phase) {
   if (r->options->on_phase) r->options->on_phase(r->options->on_phase_user, phase);
 }
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 static int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -79,9 +73,9 @@ static o2m_status call_repeated(run_state *r, o2m_exec *exec, int n_inputs, cons
   o2m_status s = O2M_OK;
   for (int i = 0; i < runs && !s; i++) {
     o2m_arena scratch = {0};
-    double t0 = now_ms();
+    double t0 = exec_now_ms();
     s = o2m_exec_call(exec, n_inputs, inputs, n, outs, i + 1 < runs ? &scratch : arena, diag);
-    ms[i] = now_ms() - t0;
+    ms[i] = exec_now_ms() - t0;
     o2m_arena_free(&scratch);
   }
   if (!s) {
@@ -162,7 +156,7 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
                                    const char *cache_key, int n_inputs, const o2m_tensor *const *inputs,
                                    int *n_outputs, o2m_tensor ***outputs, int expected_outputs, o2m_arena *arena,
                                    o2m_diag *diag) {
-  double t0 = now_ms();
+  double t0 = exec_now_ms();
   enter(r, O2M_PHASE_VERIFY);
   o2m_status s = o2m_exec_verify(module, diag);
   if (s) {
@@ -173,7 +167,7 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
   o2m_exec *exec = NULL;
   o2m_exec_options eo = {r->options->opt_level, cache_key ? r->options->cache_dir : NULL, cache_key};
   if ((s = o2m_exec_compile(module, entry, &eo, &exec, diag))) return s;
-  r->timings.compile_ms = now_ms() - t0;
+  r->timings.compile_ms = exec_now_ms() - t0;
   r->timings.detail = *o2m_exec_compile_times(exec);
   r->timings.passes_ms = r->timings.detail.passes_ms;
   r->timings.llvm_ms = r->timings.detail.llvm_ir_ms + r->timings.detail.llvm_codegen_ms;
@@ -223,7 +217,7 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   o2m_run_phase ignored;
   run_state r = {options ? options : &default_options, failed ? failed : &ignored};
   const o2m_run_options *o = r.options;
-  double t0 = now_ms();
+  double t0 = exec_now_ms();
   module_builder build = NULL;
   *r.failed = O2M_PHASE_EMIT;
   o2m_status s = target_builder(o, &build, diag);
@@ -232,7 +226,7 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   if ((s = o->input_values ? o2m_specialize_values(model, n_inputs, o->input_values, diag)
                            : o2m_specialize_inputs(model, n_inputs, inputs, diag)))
     return s;
-  r.timings.infer_ms = now_ms() - t0;
+  r.timings.infer_ms = exec_now_ms() - t0;
   int n_graph_out = model->graph->n_outputs, n_flat_in = n_inputs;
   const o2m_tensor *const *flat_in = inputs;
   if (o->input_values) {
@@ -244,15 +238,15 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   int n_out = 0, n_flat_out = n_graph_out;
   o2m_tensor **outs = NULL;
   enter(&r, O2M_PHASE_EMIT);
-  double t_key = now_ms();
+  double t_key = exec_now_ms();
   const char *key = run_cache_key(model, o, exec_blas_available(), n_inputs, inputs, arena);
   o2m_exec *cached = NULL;
   if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, &cached) == O2M_OK) {
     /* the code is there (its "compile": hashing the model, loading the
      * code); the rewrite alone gives the weights it takes */
-    r.timings.compile_ms = now_ms() - t_key;
+    r.timings.compile_ms = exec_now_ms() - t_key;
     s = o2m_linalg_prepare(model, diag);
-    r.timings.emit_ms = now_ms() - t0 - r.timings.compile_ms;
+    r.timings.emit_ms = exec_now_ms() - t0 - r.timings.compile_ms;
     r.timings.transform_ms = model->transform_ms;
     if (s)
       o2m_exec_free(cached);
@@ -263,7 +257,7 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
     MlirContext mc = o2m_exec_context_create();
     MlirModule module;
     s = build(model, mc, o->profile, o->input_values, shape, &module, diag);
-    r.timings.emit_ms = now_ms() - t0;
+    r.timings.emit_ms = exec_now_ms() - t0;
     r.timings.transform_ms = model->transform_ms;
     for (int i = 0; shape && i < n_graph_out; i++) n_flat_out += shape[i].count - 1; /* the emitter counted */
     if (!s)
@@ -307,14 +301,14 @@ o2m_status o2m_run_mlir_file(const char *path, const char *entry, const o2m_run_
                              o2m_tensor ***outputs, o2m_arena *arena, o2m_run_phase *failed, o2m_diag *diag) {
   o2m_run_phase ignored;
   run_state r = {options ? options : &default_options, failed ? failed : &ignored};
-  double t0 = now_ms();
+  double t0 = exec_now_ms();
   enter(&r, O2M_PHASE_READ);
   MlirContext mc = o2m_exec_context_create();
   exec_errors errors;
   exec_capture_begin(&errors, mc);
   MlirModule module = mlirModuleCreateParseFromFile(mc, mlirStringRefCreateFromCString(path));
   exec_capture_end(&errors);
-  r.timings.emit_ms = now_ms() - t0;
+  r.timings.emit_ms = exec_now_ms() - t0;
   o2m_status s = O2M_OK;
   if (mlirModuleIsNull(module))
     s = o2m_fail(diag, O2M_ERR_PARSE, "%s: not a valid MLIR file: %s", path,
