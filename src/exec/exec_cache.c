@@ -33,7 +33,7 @@
 #include "util/diag.h"
 #include "util/hash.h"
 
-enum { FORMAT = 1 };
+enum { FORMAT = 2 }; /* 2: several objects */
 
 /* ---- the host ------------------------------------------------------------ */
 
@@ -89,49 +89,72 @@ static void put_args(FILE *f, const char *tag, int n, const exec_arg *args, cons
   }
 }
 
-static int file_hash(const char *path, uint64_t *hash, long *size) {
+
+int exec_engine_object(MlirExecutionEngine engine, const char *dir, exec_blob *out) {
+  char path[4200];
+  out->data = NULL, out->size = 0;
+  if (make_dirs(dir) != 0) return -1;
+  snprintf(path, sizeof(path), "%s/engine.%ld.o", dir, (long)getpid());
+  mlirExecutionEngineDumpToObjectFile(engine, mlirStringRefCreateFromCString(path));
   FILE *f = fopen(path, "rb");
-  if (!f) return -1;
-  fseek(f, 0, SEEK_END);
-  *size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = *size > 0 ? malloc((size_t)*size) : NULL;
-  int ok = buf && fread(buf, 1, (size_t)*size, f) == (size_t)*size;
-  fclose(f);
-  if (ok) *hash = o2m_hash_bytes(buf, (size_t)*size, 0);
-  free(buf);
-  return ok ? 0 : -1;
+  long size = -1;
+  if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  if (size > 0 && fseek(f, 0, SEEK_SET) == 0 && (out->data = malloc((size_t)size)) != NULL &&
+      fread(out->data, 1, (size_t)size, f) == (size_t)size)
+    out->size = (size_t)size;
+  if (f) fclose(f);
+  remove(path);
+  if (out->size) return 0;
+  free(out->data);
+  out->data = NULL;
+  return -1;
 }
 
-int exec_cache_store(const char *dir, const char *key, MlirExecutionEngine engine, const exec_signature *sig,
-                     const exec_branch_failures *failures, int blas_calls) {
-  char entry[4096], code[4200], text[4200], tmp_code[4300], tmp_text[4300];
+static int write_file(const char *path, const exec_blob *b) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  int bad = fwrite(b->data, 1, b->size, f) != b->size;
+  return fclose(f) != 0 || bad ? -1 : 0;
+}
+
+int exec_cache_store(const char *dir, const char *key, const exec_blob *objects, int n_objects,
+                     const exec_signature *sig, const exec_branch_failures *failures, int blas_calls) {
+  char entry[4096], text[4200], tmp_text[4300], code[EXEC_MAX_UNITS][4200], tmp_code[EXEC_MAX_UNITS][4300];
+  if (n_objects < 1 || n_objects > EXEC_MAX_UNITS) return -1;
   entry_path(entry, sizeof(entry), dir, key, NULL);
   if (make_dirs(entry) != 0) return -1;
-  entry_path(code, sizeof(code), dir, key, "code.o");
   entry_path(text, sizeof(text), dir, key, "entry.txt");
-  snprintf(tmp_code, sizeof(tmp_code), "%s.%ld", code, (long)getpid());
   snprintf(tmp_text, sizeof(tmp_text), "%s.%ld", text, (long)getpid());
   remove(text); /* an entry without entry.txt is never loaded */
-  mlirExecutionEngineDumpToObjectFile(engine, mlirStringRefCreateFromCString(tmp_code));
-  uint64_t hash = 0;
-  long size = 0;
-  FILE *f = NULL;
-  if (file_hash(tmp_code, &hash, &size) != 0 || size <= 0 || !(f = fopen(tmp_text, "w"))) {
-    remove(tmp_code);
-    return -1;
+  int bad = 0;
+  for (int i = 0; i < n_objects; i++) {
+    char file[32];
+    snprintf(file, sizeof(file), "code%d.o", i);
+    entry_path(code[i], sizeof(code[i]), dir, key, file);
+    snprintf(tmp_code[i], sizeof(tmp_code[i]), "%.4200s.%ld", code[i], (long)getpid());
+    if (!bad && write_file(tmp_code[i], &objects[i]) != 0) bad = 1;
   }
-  fprintf(f, "onnx2mlir-cache %d\n", FORMAT);
-  put_string(f, "key", key);
-  fprintf(f, "code %ld %016" PRIx64 "\nblas %d\n", size, hash, blas_calls);
-  put_args(f, "args", sig->n_args, sig->args, sig->weight_names);
-  put_args(f, "results", sig->n_results, sig->results, NULL);
-  fprintf(f, "failures %d\n", failures->n);
-  for (int i = 0; i < failures->n; i++) put_string(f, "failure", failures->messages[i]);
-  fputs("end\n", f);
-  int bad = fclose(f) != 0;
-  if (bad || rename(tmp_code, code) != 0 || rename(tmp_text, text) != 0) {
-    remove(tmp_code);
+  FILE *f = bad ? NULL : fopen(tmp_text, "w");
+  if (f) {
+    fprintf(f, "onnx2mlir-cache %d\n", FORMAT);
+    put_string(f, "key", key);
+    fprintf(f, "objects %d\n", n_objects);
+    for (int i = 0; i < n_objects; i++)
+      fprintf(f, "code %zu %016" PRIx64 "\n", objects[i].size, o2m_hash_bytes(objects[i].data, objects[i].size, 0));
+    fprintf(f, "blas %d\n", blas_calls);
+    put_args(f, "args", sig->n_args, sig->args, sig->weight_names);
+    put_args(f, "results", sig->n_results, sig->results, NULL);
+    fprintf(f, "failures %d\n", failures->n);
+    for (int i = 0; i < failures->n; i++) put_string(f, "failure", failures->messages[i]);
+    fputs("end\n", f);
+    bad = fclose(f) != 0;
+  } else {
+    bad = 1;
+  }
+  for (int i = 0; i < n_objects && !bad; i++) bad = rename(tmp_code[i], code[i]) != 0;
+  if (!bad) bad = rename(tmp_text, text) != 0;
+  if (bad) {
+    for (int i = 0; i < n_objects; i++) remove(tmp_code[i]);
     remove(tmp_text);
     return -1;
   }
@@ -180,13 +203,16 @@ static int get_args(FILE *f, const char *tag, int *n, exec_arg **args, const cha
 
 /* Reads entry.txt; 0 when it is of this format and this key. */
 static int read_entry(const char *path, const char *key, o2m_arena *arena, exec_signature *sig,
-                      exec_branch_failures *failures, int *blas_calls, long *code_size, uint64_t *code_hash) {
+                      exec_branch_failures *failures, int *blas_calls, int *n_objects, size_t *code_size,
+                      uint64_t *code_hash) {
   FILE *f = fopen(path, "r");
   if (!f) return -1;
   int format = 0, ok = fscanf(f, "onnx2mlir-cache %d\n", &format) == 1 && format == FORMAT;
   const char *stored = ok ? get_string(f, "key", arena) : NULL;
   ok = stored && strcmp(stored, key) == 0;
-  ok = ok && fscanf(f, "code %ld %" SCNx64 "\nblas %d\n", code_size, code_hash, blas_calls) == 3;
+  ok = ok && fscanf(f, "objects %d\n", n_objects) == 1 && *n_objects >= 1 && *n_objects <= EXEC_MAX_UNITS;
+  for (int i = 0; ok && i < *n_objects; i++) ok = fscanf(f, "code %zu %" SCNx64 "\n", &code_size[i], &code_hash[i]) == 2;
+  ok = ok && fscanf(f, "blas %d\n", blas_calls) == 1;
   ok = ok && get_args(f, "args", &sig->n_args, &sig->args, &sig->weight_names, arena) == 0;
   ok = ok && get_args(f, "results", &sig->n_results, &sig->results, NULL, arena) == 0;
   ok = ok && fscanf(f, " failures %d\n", &failures->n) == 1 && failures->n >= 0 && failures->n < 100000;
@@ -204,27 +230,11 @@ static int consume(LLVMErrorRef err) {
   return -1;
 }
 
-/* The ORC JIT with the object of `code` loaded and linked. */
-static int load_object(const char *code, long size, uint64_t hash, LLVMOrcLLJITRef *out, packed_fn *call,
-                       const char *entry) {
-  LLVMMemoryBufferRef buf = NULL;
-  char *message = NULL;
-  if (LLVMCreateMemoryBufferWithContentsOfFile(code, &buf, &message)) {
-    LLVMDisposeMessage(message);
-    return -1;
-  }
-  if ((long)LLVMGetBufferSize(buf) != size ||
-      o2m_hash_bytes(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), 0) != hash) {
-    LLVMDisposeMemoryBuffer(buf);
-    return -1;
-  }
+int exec_jit_load(const exec_blob *objects, int n_objects, const char *entry, void **out, packed_fn *call) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
   LLVMOrcLLJITRef jit = NULL;
-  if (consume(LLVMOrcCreateLLJIT(&jit, NULL))) {
-    LLVMDisposeMemoryBuffer(buf);
-    return -1;
-  }
+  if (consume(LLVMOrcCreateLLJIT(&jit, NULL))) return -1;
   LLVMOrcJITDylibRef lib = LLVMOrcLLJITGetMainJITDylib(jit);
   LLVMOrcDefinitionGeneratorRef process = NULL;
   int bad = consume(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&process, LLVMOrcLLJITGetGlobalPrefix(jit),
@@ -238,10 +248,11 @@ static int load_object(const char *code, long size, uint64_t hash, LLVMOrcLLJITR
                                        {(LLVMOrcExecutorAddress)(uintptr_t)symbols[i].address,
                                         {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
   bad = bad || consume(LLVMOrcJITDylibDefine(lib, LLVMOrcAbsoluteSymbols(pairs, (size_t)n)));
-  if (bad)
-    LLVMDisposeMemoryBuffer(buf);
-  else
-    bad = consume(LLVMOrcLLJITAddObjectFile(jit, lib, buf)); /* takes the buffer */
+  for (int i = 0; i < n_objects && !bad; i++) {
+    LLVMMemoryBufferRef buf =
+        LLVMCreateMemoryBufferWithMemoryRangeCopy(objects[i].data, objects[i].size, "onnx2mlir-unit");
+    bad = !buf || consume(LLVMOrcLLJITAddObjectFile(jit, lib, buf)); /* takes the buffer */
+  }
   char name[600];
   snprintf(name, sizeof(name), "_mlir__mlir_ciface_%s", entry);
   LLVMOrcExecutorAddress address = 0;
@@ -255,15 +266,42 @@ static int load_object(const char *code, long size, uint64_t hash, LLVMOrcLLJITR
   return 0;
 }
 
+/* Reads an object file of the entry, checking its size and hash. */
+static int read_object(const char *path, size_t size, uint64_t hash, exec_blob *out) {
+  out->data = NULL, out->size = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  int ok = size > 0 && (out->data = malloc(size + 1)) != NULL && fread(out->data, 1, size, f) == size &&
+           fgetc(f) == EOF && o2m_hash_bytes(out->data, size, 0) == hash;
+  fclose(f);
+  if (ok) {
+    out->size = size;
+    return 0;
+  }
+  free(out->data);
+  out->data = NULL;
+  return -1;
+}
+
 int exec_cache_load(const char *dir, const char *key, const char *entry, o2m_arena *arena, exec_signature *sig,
                     exec_branch_failures *failures, int *blas_calls, void **jit, packed_fn *call) {
-  char code[4200], text[4200];
-  entry_path(code, sizeof(code), dir, key, "code.o");
+  char text[4200];
   entry_path(text, sizeof(text), dir, key, "entry.txt");
-  long size = 0;
-  uint64_t hash = 0;
-  if (read_entry(text, key, arena, sig, failures, blas_calls, &size, &hash) != 0) return -1;
-  return load_object(code, size, hash, (LLVMOrcLLJITRef *)jit, call, entry);
+  int n = 0;
+  size_t sizes[EXEC_MAX_UNITS];
+  uint64_t hashes[EXEC_MAX_UNITS];
+  if (read_entry(text, key, arena, sig, failures, blas_calls, &n, sizes, hashes) != 0) return -1;
+  exec_blob objects[EXEC_MAX_UNITS] = {{0}};
+  int bad = 0;
+  for (int i = 0; i < n && !bad; i++) {
+    char code[4200], file[32];
+    snprintf(file, sizeof(file), "code%d.o", i);
+    entry_path(code, sizeof(code), dir, key, file);
+    bad = read_object(code, sizes[i], hashes[i], &objects[i]) != 0;
+  }
+  if (!bad) bad = exec_jit_load(objects, n, entry, jit, call) != 0;
+  for (int i = 0; i < n; i++) free(objects[i].data);
+  return bad ? -1 : 0;
 }
 
 void exec_cache_release(void *jit) {

@@ -13,6 +13,8 @@
 #include <mlir-c/ExecutionEngine.h>
 #include <mlir-c/IR.h>
 
+struct LLVMOpaqueModule;
+
 #include "exec/exec.h"
 
 /* One argument or result of the entry function: a ranked tensor. */
@@ -71,6 +73,32 @@ o2m_status exec_read_signature(MlirModule module, const char *entry, o2m_arena *
 o2m_status o2m_exec_write_object(MlirModule module, const char *entry, int opt_level, const char *path,
                                  o2m_arena *arena, exec_signature *sig, o2m_diag *diag);
 
+/* ---- objects and units ------------------------------------------------ */
+
+/* An object file in memory (malloc'd data). */
+typedef struct exec_blob {
+  char *data;
+  size_t size;
+} exec_blob;
+
+/* Optimises an LLVM module (default<O opt_level>) and generates
+ * position-independent code for the host CPU and its features into *out;
+ * 0, or -1 with a malloc'd *error. Touches nothing but mod and its
+ * context, so units compile on threads of their own (the native target
+ * initialised first). */
+int exec_llvm_object(struct LLVMOpaqueModule *mod, int opt_level, exec_blob *out, char **error);
+
+enum { EXEC_MAX_UNITS = 16 };
+/* How many @<entry>_part<i> functions (exec_outline_entry) the module,
+ * lowered to the LLVM dialect, has; 0 when it cannot be split. */
+int exec_count_parts(MlirModule module, const char *entry);
+/* Compiles such a module as one unit per part and one for the rest, on
+ * n_threads threads (exec_units.c): objects[0..*n_objects) (malloc'd
+ * data, the caller's), the first defining `_mlir__mlir_ciface_<entry>`
+ * (packed_fn). The module is translated, not changed or destroyed. */
+o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_level, int n_threads, exec_blob *objects,
+                              int *n_objects, o2m_compile_times *times, o2m_diag *diag);
+
 /* ---- MLIR diagnostics ---------------------------------------------- */
 
 /* The first MLIR error of a step, "location: message", and how many. */
@@ -91,7 +119,14 @@ void exec_capture_end(exec_errors *errors);
  * `times` (may be NULL). With blas_calls, the
  * float32 products become BLAS calls (exec_blas.c) and *blas_calls
  * counts them; NULL keeps every product in loops. */
-o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_compile_times *times, o2m_diag *diag);
+o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, int *blas_calls, o2m_compile_times *times,
+                              o2m_diag *diag);
+
+/* Cuts @entry's body (on buffers) into up to n_parts consecutive parts,
+ * each a function @<entry>_part<i> that @entry calls, when the body holds
+ * at least min_ops ops (exec_outline.c); returns how many were made. */
+int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long min_ops);
+enum { EXEC_MIN_OUTLINED_OPS = 256 };
 
 /* ---- If branches that fail when taken (exec_branch_failure.c) ------- */
 
@@ -116,10 +151,16 @@ int exec_guarded_call(void (*fn)(void **), void **args);
  * i-th parameter of _mlir_ciface_<entry> (results first). */
 typedef void (*packed_fn)(void **args);
 
-/* Writes the entry of `key` under `dir` from an engine created with
- * object dumps on; 0 on success (a failure leaves no entry). */
-int exec_cache_store(const char *dir, const char *key, MlirExecutionEngine engine, const exec_signature *sig,
-                     const exec_branch_failures *failures, int blas_calls);
+/* Writes the entry of `key` under `dir` with these objects; 0 on
+ * success (a failure leaves no entry). */
+int exec_cache_store(const char *dir, const char *key, const exec_blob *objects, int n_objects,
+                     const exec_signature *sig, const exec_branch_failures *failures, int blas_calls);
+/* An engine's code (created with object dumps on) as one object. */
+int exec_engine_object(MlirExecutionEngine engine, const char *dir, exec_blob *out);
+/* An ORC LLJIT holding the objects (copied), linked with each other, the
+ * executor's runtime functions and the process: 0 and its packed @entry,
+ * or -1. Release it with exec_cache_release. */
+int exec_jit_load(const exec_blob *objects, int n_objects, const char *entry, void **jit, packed_fn *call);
 /* Loads the entry of `key`: 0 and the JIT holding it (release it with
  * exec_cache_release), its packed @entry and what entry.txt says; -1 when
  * there is none, it is another key's, or its object is damaged. */

@@ -18,6 +18,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #endif
+#include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +119,28 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, i
   return O2M_OK;
 }
 
+/* The threads compilation uses: one per core, EXEC_MAX_UNITS at most, or
+ * ONNX2MLIR_COMPILE_THREADS (1: one unit, MLIR's ExecutionEngine). */
+static int compile_threads(void) {
+  const char *limit = getenv("ONNX2MLIR_COMPILE_THREADS");
+  long n = limit && *limit ? strtol(limit, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > EXEC_MAX_UNITS ? EXEC_MAX_UNITS : (int)n;
+}
+
+/* The units' objects into an ORC LLJIT, with MLIR's C runner utilities
+ * loaded into the process for what the executor does not define. */
+static o2m_status load_units(o2m_exec *e, const exec_blob *objects, int n_objects, o2m_diag *diag) {
+  lib_search libs = {""};
+  dl_iterate_phdr(find_runner_utils, &libs);
+  if (libs.path[0]) dlopen(libs.path, RTLD_NOW | RTLD_GLOBAL); /* kept loaded */
+  double t0 = exec_now_ms();
+  int bad = exec_jit_load(objects, n_objects, e->entry, &e->cached_jit, &e->call);
+  e->times.llvm_codegen_ms += exec_now_ms() - t0;
+  return bad ? o2m_fail(diag, O2M_ERR_UNSUPPORTED, "the JIT could not link the %d compiled units of @%s", n_objects,
+                        e->entry)
+             : O2M_OK;
+}
+
 o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec_options *options,
                             o2m_exec **out, o2m_diag *diag) {
   *out = NULL;
@@ -132,12 +155,24 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
   if (!s && !(e->weights = o2m_arena_array(&e->arena, (size_t)e->sig.n_args + 1, sizeof(*e->weights))))
     s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   if (!s) s = exec_read_branch_failures(module, &e->arena, &e->failures, diag);
-  if (!s) s = exec_lower_to_llvm(module, &e->blas_calls, &e->times, diag);
+  int cores = compile_threads();
+  int parts = cores > 1 ? (4 * cores < EXEC_MAX_UNITS ? 4 * cores : EXEC_MAX_UNITS - 1) : 0;
+  if (!s) s = exec_lower_to_llvm(module, e->entry, parts, &e->blas_calls, &e->times, diag);
   const char *dir = options ? options->cache_dir : NULL, *key = options ? options->cache_key : NULL;
-  if (!s) s = create_engine(e, module, opt_level, dir && key, diag);
+  exec_blob objects[EXEC_MAX_UNITS];
+  int n_objects = 0;
+  if (!s && cores > 1 && exec_count_parts(module, e->entry) > 1) {
+    s = exec_compile_units(module, e->entry, opt_level, cores, objects, &n_objects, &e->times, diag);
+    if (!s) s = load_units(e, objects, n_objects, diag);
+  } else if (!s) {
+    s = create_engine(e, module, opt_level, dir && key, diag);
+    if (!s && dir && key) n_objects = exec_engine_object(e->engine, dir, &objects[0]) == 0;
+  }
   if (!s && dir && key)
-    e->cache = exec_cache_store(dir, key, e->engine, &e->sig, &e->failures, e->blas_calls) ? O2M_CACHE_STORE_FAILED
-                                                                                         : O2M_CACHE_STORED;
+    e->cache = n_objects && exec_cache_store(dir, key, objects, n_objects, &e->sig, &e->failures, e->blas_calls) == 0
+                   ? O2M_CACHE_STORED
+                   : O2M_CACHE_STORE_FAILED;
+  for (int i = 0; i < n_objects; i++) free(objects[i].data);
   mlirModuleDestroy(module);
   if (s) {
     o2m_exec_free(e);

@@ -8,6 +8,8 @@
  * (like -march=native). Nothing is printed: LLVM's errors come back as
  * the status's message.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/Core.h>
@@ -39,21 +41,15 @@ static void make_inputs_read_only(MlirOperation func, const exec_signature *sig)
   mlirOperationSetInherentAttributeByName(func, str("arg_attrs"), mlirArrayAttrGet(ctx, sig->n_args, attrs));
 }
 
-static o2m_status llvm_error(o2m_diag *diag, const char *what, char *message) {
-  o2m_status s = o2m_fail(diag, O2M_ERR_UNSUPPORTED, "%s: %s", what, message ? message : "(no message)");
-  LLVMDisposeMessage(message);
-  return s;
-}
-
-/* Optimises `mod` at opt_level and writes it as an object file. */
-static o2m_status emit_object(LLVMModuleRef mod, int opt_level, const char *path, o2m_diag *diag) {
-  LLVMInitializeNativeTarget();
-  LLVMInitializeNativeAsmPrinter();
-  char *triple = LLVMGetDefaultTargetTriple(), *error = NULL;
+int exec_llvm_object(LLVMModuleRef mod, int opt_level, exec_blob *out, char **error) {
+  out->data = NULL, out->size = 0, *error = NULL;
+  char *triple = LLVMGetDefaultTargetTriple(), *message = NULL;
   LLVMTargetRef target;
-  if (LLVMGetTargetFromTriple(triple, &target, &error)) {
+  if (LLVMGetTargetFromTriple(triple, &target, &message)) {
     LLVMDisposeMessage(triple);
-    return llvm_error(diag, "LLVM has no target for this host", error);
+    *error = strdup(message ? message : "LLVM has no target for this host");
+    LLVMDisposeMessage(message);
+    return -1;
   }
   char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
   static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
@@ -71,15 +67,44 @@ static o2m_status emit_object(LLVMModuleRef mod, int opt_level, const char *path
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMErrorRef ran = LLVMRunPasses(mod, pipeline, tm, po);
   LLVMDisposePassBuilderOptions(po);
-  o2m_status s = O2M_OK;
-  if (ran) s = llvm_error(diag, "LLVM's optimisation failed", LLVMGetErrorMessage(ran));
-  if (!s && LLVMTargetMachineEmitToFile(tm, mod, (char *)path, LLVMObjectFile, &error))
-    s = llvm_error(diag, "LLVM's code generation failed", error);
+  LLVMMemoryBufferRef buf = NULL;
+  if (ran) {
+    char *m = LLVMGetErrorMessage(ran);
+    *error = strdup(m ? m : "LLVM's optimisation failed");
+    LLVMDisposeErrorMessage(m);
+  } else if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &message, &buf)) {
+    *error = strdup(message ? message : "LLVM's code generation failed");
+    LLVMDisposeMessage(message);
+  } else if ((out->data = malloc(LLVMGetBufferSize(buf) + 1)) != NULL) {
+    out->size = LLVMGetBufferSize(buf);
+    memcpy(out->data, LLVMGetBufferStart(buf), out->size);
+  } else {
+    *error = strdup("out of memory");
+  }
+  if (buf) LLVMDisposeMemoryBuffer(buf);
   LLVMDisposeTargetMachine(tm);
   LLVMDisposeMessage(triple);
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(features);
-  return s;
+  return *error ? -1 : 0;
+}
+
+/* Optimises `mod` at opt_level and writes it as an object file. */
+static o2m_status emit_object(LLVMModuleRef mod, int opt_level, const char *path, o2m_diag *diag) {
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+  exec_blob object;
+  char *error = NULL;
+  if (exec_llvm_object(mod, opt_level, &object, &error) != 0) {
+    o2m_status s = o2m_fail(diag, O2M_ERR_UNSUPPORTED, "LLVM: %s", error ? error : "(no message)");
+    free(error);
+    return s;
+  }
+  FILE *f = fopen(path, "wb");
+  int bad = !f || fwrite(object.data, 1, object.size, f) != object.size;
+  if (f && fclose(f) != 0) bad = 1;
+  free(object.data);
+  return bad ? o2m_fail(diag, O2M_ERR_IO, "cannot write %s", path) : O2M_OK;
 }
 
 o2m_status o2m_exec_write_object(MlirModule module, const char *entry, int opt_level, const char *path,
@@ -88,7 +113,7 @@ o2m_status o2m_exec_write_object(MlirModule module, const char *entry, int opt_l
   o2m_status s = exec_read_signature(module, entry, arena, sig, diag);
   if (s) return s;
   make_inputs_read_only(exec_find_entry(module, entry), sig);
-  if ((s = exec_lower_to_llvm(module, NULL, NULL, diag))) return s;
+  if ((s = exec_lower_to_llvm(module, entry, 0, NULL, NULL, diag))) return s;
   LLVMContextRef llvm = LLVMContextCreate();
   exec_errors errors;
   exec_capture_begin(&errors, mlirModuleGetContext(module));

@@ -159,7 +159,8 @@ static void record(o2m_compile_times *times, const char *name, double ms) {
   times->pass_ms[times->n_passes++] = ms;
 }
 
-o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_compile_times *times, o2m_diag *diag) {
+o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, int *blas_calls, o2m_compile_times *times,
+                              o2m_diag *diag) {
   if (blas_calls) {
     double t0 = exec_now_ms();
     o2m_status s = exec_convs_to_products(module, diag);
@@ -175,6 +176,11 @@ o2m_status exec_lower_to_llvm(MlirModule module, int *blas_calls, o2m_compile_ti
       t0 = exec_now_ms();
       s = exec_lower_blas_calls(module, blas_calls, diag);
       record(times, "BLAS calls", exec_now_ms() - t0);
+    }
+    if (!s && parts > 1 && strcmp(lowering[i].name, "convert-bufferization-to-memref") == 0) {
+      double t0 = exec_now_ms();
+      exec_outline_entry(module, entry, parts, EXEC_MIN_OUTLINED_OPS);
+      record(times, "outlining", exec_now_ms() - t0);
     }
     if (s) return s;
   }

@@ -1,0 +1,308 @@
+/* exec_outline.c - exec_outline_entry: the entry function's body cut into
+ * consecutive parts, each moved into a function of its own that the
+ * entry calls in turn, so that LLVM works on small units and the units
+ * compile on every core (exec_units.c).
+ *
+ * Works on buffers (after bufferization and the BLAS calls, before the
+ * loops): the entry's one block is a sequence of top-level ops. A part is
+ * a run of them holding about 1/n of all nested ops; what the run reads
+ * from before it becomes the part's arguments (constants are cloned in
+ * instead) and what later ops read from it its results. A cut is never
+ * made where a stack buffer (memref.alloca) would leave its part.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "exec/exec_internal.h"
+#include "util/diag.h"
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static int named(MlirOperation op, const char *name) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
+}
+
+/* ---- a set of operations (open addressing on the pointer) ------------------ */
+
+typedef struct op_set {
+  void **slots;
+  size_t cap;
+} op_set;
+
+static size_t slot_of(const op_set *s, const void *p) {
+  size_t i = ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull & (s->cap - 1);
+  while (s->slots[i] && s->slots[i] != p) i = (i + 1) & (s->cap - 1);
+  return i;
+}
+static int set_has(const op_set *s, MlirOperation op) { return s->slots[slot_of(s, op.ptr)] != NULL; }
+static void set_add(op_set *s, MlirOperation op) { s->slots[slot_of(s, op.ptr)] = op.ptr; }
+
+/* ---- the parts -------------------------------------------------------------- */
+
+typedef struct body {
+  MlirOperation func;
+  MlirBlock block;
+  int n;              /* top-level ops, the terminator excluded */
+  MlirOperation *ops; /* in order */
+  long *weight;       /* nested ops of each */
+} body;
+
+static MlirWalkResult count_op(MlirOperation op, void *user) {
+  (void)op;
+  ++*(long *)user;
+  return MlirWalkResultAdvance;
+}
+
+/* The top-level op of the entry that holds op (itself at top level), or
+ * a null op when op is outside the entry. */
+static MlirOperation top_level(const body *b, MlirOperation op) {
+  while (!mlirOperationIsNull(op)) {
+    MlirOperation parent = mlirOperationGetParentOperation(op);
+    if (mlirOperationIsNull(parent)) return parent;
+    if (mlirOperationEqual(parent, b->func)) return op;
+    op = parent;
+  }
+  return op;
+}
+
+/* The top-level op defining v, or a null op for the entry's arguments. */
+static MlirOperation defining_top(const body *b, MlirValue v) {
+  if (mlirValueIsABlockArgument(v)) {
+    MlirBlock owner = mlirBlockArgumentGetOwner(v);
+    return mlirBlockEqual(owner, b->block) ? (MlirOperation){NULL} : top_level(b, mlirBlockGetParentOperation(owner));
+  }
+  return top_level(b, mlirOpResultGetOwner(v));
+}
+
+typedef struct values {
+  int n, cap;
+  MlirValue *v;
+} values;
+
+static int push_value(values *vs, MlirValue v) {
+  for (int i = 0; i < vs->n; i++)
+    if (mlirValueEqual(vs->v[i], v)) return 0;
+  if (vs->n == vs->cap) {
+    int cap = vs->cap ? 2 * vs->cap : 64;
+    MlirValue *grown = realloc(vs->v, (size_t)cap * sizeof(*grown));
+    if (!grown) return -1;
+    vs->v = grown, vs->cap = cap;
+  }
+  vs->v[vs->n++] = v;
+  return 0;
+}
+
+typedef struct part_scan {
+  const body *b;
+  const op_set *in;
+  values *ins;
+  int failed;
+} part_scan;
+
+/* Operands of ops inside the part defined outside it. */
+static MlirWalkResult scan_operands(MlirOperation op, void *user) {
+  part_scan *p = user;
+  for (intptr_t k = 0, n = mlirOperationGetNumOperands(op); k < n; k++) {
+    MlirValue v = mlirOperationGetOperand(op, k);
+    MlirOperation top = defining_top(p->b, v);
+    if ((mlirOperationIsNull(top) || !set_has(p->in, top)) && push_value(p->ins, v)) p->failed = 1;
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* Whether any use of v is by an op whose top-level op is (inside = 1) or
+ * is not (inside = 0) in the part. */
+static int used_where(const body *b, const op_set *in, MlirValue v, int inside) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation top = top_level(b, mlirOpOperandGetOwner(u));
+    if (!mlirOperationIsNull(top) && set_has(in, top) == inside) return 1;
+  }
+  return 0;
+}
+
+/* Whether v is a stack buffer or a view of one. */
+static int on_stack(MlirValue v) {
+  for (int depth = 0; depth < 64 && mlirValueIsAOpResult(v); depth++) {
+    MlirOperation op = mlirOpResultGetOwner(v);
+    if (named(op, "memref.alloca")) return 1;
+    if (mlirOperationGetNumOperands(op) == 0 || !mlirTypeIsAMemRef(mlirValueGetType(mlirOperationGetOperand(op, 0))))
+      return 0;
+    v = mlirOperationGetOperand(op, 0);
+  }
+  return 0;
+}
+
+/* Replaces v by with in the uses whose top-level op is (inside) or is not
+ * in the part. */
+static int replace_uses(const body *b, const op_set *in, MlirValue v, MlirValue with, int inside) {
+  int n = 0, cap = 0;
+  struct use {
+    MlirOperation owner;
+    unsigned index;
+  } *uses = NULL;
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation owner = mlirOpOperandGetOwner(u), top = top_level(b, owner);
+    if (mlirOperationIsNull(top) || set_has(in, top) != inside) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 16;
+      struct use *grown = realloc(uses, (size_t)cap * sizeof(*grown));
+      if (!grown) return free(uses), -1;
+      uses = grown;
+    }
+    uses[n++] = (struct use){owner, mlirOpOperandGetOperandNumber(u)};
+  }
+  for (int i = 0; i < n; i++) mlirOperationSetOperand(uses[i].owner, uses[i].index, with);
+  free(uses);
+  return 0;
+}
+
+typedef struct part {
+  int first, end; /* top-level ops [first, end) */
+  values ins, outs;
+} part;
+
+/* The part's arguments and results; -1 when out of memory. */
+static int scan_part(const body *b, op_set *in, part *p) {
+  memset(in->slots, 0, in->cap * sizeof(void *));
+  for (int i = p->first; i < p->end; i++) set_add(in, b->ops[i]);
+  p->ins.n = p->outs.n = 0;
+  part_scan scan = {b, in, &p->ins, 0};
+  for (int i = p->first; i < p->end; i++) mlirOperationWalk(b->ops[i], scan_operands, &scan, MlirWalkPreOrder);
+  for (int i = p->first; i < p->end && !scan.failed; i++)
+    for (intptr_t r = 0, nr = mlirOperationGetNumResults(b->ops[i]); r < nr; r++) {
+      MlirValue v = mlirOperationGetResult(b->ops[i], r);
+      if (used_where(b, in, v, 0) && push_value(&p->outs, v)) scan.failed = 1;
+    }
+  return scan.failed ? -1 : 0;
+}
+
+static int leaves_stack_buffer(const part *p) {
+  for (int i = 0; i < p->outs.n; i++)
+    if (on_stack(p->outs.v[i])) return 1;
+  return 0;
+}
+
+/* Moves the part into a new function `name` before the entry, called
+ * where the part was. */
+static void move_part(const body *b, op_set *in, const part *p, const char *name) {
+  MlirContext ctx = mlirOperationGetContext(b->func);
+  MlirLocation loc = mlirOperationGetLocation(b->ops[p->first]);
+  MlirType *in_types = malloc(((size_t)p->ins.n + 1) * sizeof(MlirType));
+  MlirType *out_types = malloc(((size_t)p->outs.n + 1) * sizeof(MlirType));
+  MlirLocation *locs = malloc(((size_t)p->ins.n + 1) * sizeof(MlirLocation));
+  MlirValue *args = malloc(((size_t)p->ins.n + 1) * sizeof(MlirValue));
+  int n_args = 0;
+  for (int i = 0; i < p->ins.n; i++) {
+    MlirValue v = p->ins.v[i];
+    if (mlirValueIsAOpResult(v) && named(mlirOpResultGetOwner(v), "arith.constant")) continue;
+    in_types[n_args] = mlirValueGetType(v);
+    locs[n_args] = loc;
+    args[n_args++] = v;
+  }
+  for (int i = 0; i < p->outs.n; i++) out_types[i] = mlirValueGetType(p->outs.v[i]);
+  MlirType fn_type = mlirFunctionTypeGet(ctx, n_args, in_types, p->outs.n, out_types);
+  MlirBlock block = mlirBlockCreate(n_args, in_types, locs);
+  MlirRegion region = mlirRegionCreate();
+  mlirRegionAppendOwnedBlock(region, block);
+  MlirNamedAttribute attrs[2] = {
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("sym_name")), mlirStringAttrGet(ctx, str(name))),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("function_type")), mlirTypeAttrGet(fn_type))};
+  MlirOperationState fs = mlirOperationStateGet(str("func.func"), loc);
+  mlirOperationStateAddAttributes(&fs, 2, attrs);
+  mlirOperationStateAddOwnedRegions(&fs, 1, &region);
+  MlirOperation fn = mlirOperationCreate(&fs);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(b->func), b->func, fn);
+
+  /* the call, where the part was; later ops read its results */
+  MlirNamedAttribute callee =
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("callee")), mlirFlatSymbolRefAttrGet(ctx, str(name)));
+  MlirOperationState cs = mlirOperationStateGet(str("func.call"), loc);
+  mlirOperationStateAddOperands(&cs, n_args, args);
+  mlirOperationStateAddResults(&cs, p->outs.n, out_types);
+  mlirOperationStateAddAttributes(&cs, 1, &callee);
+  MlirOperation call = mlirOperationCreate(&cs);
+  mlirBlockInsertOwnedOperationBefore(b->block, b->ops[p->first], call);
+  for (int i = 0; i < p->outs.n; i++) replace_uses(b, in, p->outs.v[i], mlirOperationGetResult(call, i), 0);
+
+  /* inside: the arguments and cloned constants instead of the values */
+  for (int i = 0, a = 0; i < p->ins.n; i++) {
+    MlirValue v = p->ins.v[i], with;
+    if (mlirValueIsAOpResult(v) && named(mlirOpResultGetOwner(v), "arith.constant")) {
+      MlirOperation c = mlirOperationClone(mlirOpResultGetOwner(v));
+      mlirBlockAppendOwnedOperation(block, c);
+      with = mlirOperationGetResult(c, mlirOpResultGetResultNumber(v));
+    } else {
+      with = mlirBlockGetArgument(block, a++);
+    }
+    replace_uses(b, in, v, with, 1);
+  }
+  for (int i = p->first; i < p->end; i++) {
+    mlirOperationRemoveFromParent(b->ops[i]);
+    mlirBlockAppendOwnedOperation(block, b->ops[i]);
+  }
+  MlirOperationState rs = mlirOperationStateGet(str("func.return"), loc);
+  mlirOperationStateAddOperands(&rs, p->outs.n, p->outs.v);
+  mlirBlockAppendOwnedOperation(block, mlirOperationCreate(&rs));
+  free(in_types);
+  free(out_types);
+  free(locs);
+  free(args);
+}
+
+int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long min_ops) {
+  MlirOperation func = exec_find_entry(module, entry);
+  if (mlirOperationIsNull(func) || n_parts < 2) return 0;
+  MlirRegion region = mlirOperationGetRegion(func, 0);
+  MlirBlock block = mlirRegionGetFirstBlock(region);
+  if (mlirBlockIsNull(block) || !mlirBlockIsNull(mlirBlockGetNextInRegion(block))) return 0;
+  body b = {func, block, 0, NULL, NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(block); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    b.n++;
+  b.n--; /* the terminator stays */
+  if (b.n < 2 * n_parts) return 0;
+  b.ops = malloc((size_t)b.n * sizeof(*b.ops));
+  b.weight = malloc((size_t)b.n * sizeof(*b.weight));
+  op_set in = {NULL, 1};
+  while (in.cap < 4 * (size_t)b.n) in.cap *= 2;
+  in.slots = calloc(in.cap, sizeof(void *));
+  part p = {0};
+  int made = 0;
+  long total = 0;
+  if (!b.ops || !b.weight || !in.slots) goto done;
+  MlirOperation op = mlirBlockGetFirstOperation(block);
+  for (int i = 0; i < b.n; i++, op = mlirOperationGetNextInBlock(op)) {
+    b.ops[i] = op;
+    b.weight[i] = 0;
+    mlirOperationWalk(op, count_op, &b.weight[i], MlirWalkPreOrder);
+    total += b.weight[i];
+  }
+  if (total < min_ops) goto done;
+  long share = total / n_parts + 1, sum = 0;
+  /* cuts at about share, 2 share, ...: each part then moves out */
+  int first = 0;
+  for (int i = 0; i < b.n && made < n_parts; i++) {
+    sum += b.weight[i];
+    int last_part = made == n_parts - 1;
+    if (!(i == b.n - 1 || (!last_part && sum >= share * (made + 1)))) continue;
+    p.first = first, p.end = i + 1;
+    if (scan_part(&b, &in, &p) != 0) break;
+    if (i != b.n - 1 && leaves_stack_buffer(&p)) continue; /* cut later */
+    char name[300];
+    snprintf(name, sizeof(name), "%s_part%d", entry, made);
+    move_part(&b, &in, &p, name);
+    made++;
+    first = i + 1;
+  }
+done:
+  free(p.ins.v);
+  free(p.outs.v);
+  free(in.slots);
+  free(b.ops);
+  free(b.weight);
+  return made;
+}

@@ -1,0 +1,222 @@
+/* exec_units.c - exec_compile_units: a module lowered to the LLVM dialect
+ * whose entry was cut into parts (exec_outline.c) compiled as several
+ * units at once, one thread each, into objects for the JIT (exec_jit.c).
+ *
+ * Owns: which unit holds which function (the parts spread evenly; the
+ * entry, its C wrapper and the other external functions in unit 0;
+ * internal helpers in every unit that calls them), one clone of the
+ * module per unit with the other units' functions left as declarations,
+ * the translation of each to LLVM IR in a context of its own (on this
+ * thread: MLIR's context is shared), the packed wrapper of
+ * `_mlir_ciface_<entry>` (what MLIR's ExecutionEngine would add), and the
+ * threads that optimise and generate code (exec_llvm_object).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/Target/LLVMIR.h>
+
+#include "exec/exec_internal.h"
+#include "util/diag.h"
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static int named(MlirOperation op, const char *name) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
+}
+
+static int has_body(MlirOperation fn) {
+  return !mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0)));
+}
+
+/* The part number of an llvm.func @<entry>_part<i>, or -1. */
+static int part_of(MlirOperation fn, const char *entry) {
+  MlirAttribute name = mlirOperationGetAttributeByName(fn, str("sym_name"));
+  if (mlirAttributeIsNull(name)) return -1;
+  MlirStringRef s = mlirStringAttrGetValue(name);
+  size_t n = strlen(entry);
+  if (s.length <= n + 5 || memcmp(s.data, entry, n) != 0 || memcmp(s.data + n, "_part", 5) != 0) return -1;
+  int v = 0;
+  for (size_t k = n + 5; k < s.length; k++) {
+    if (s.data[k] < '0' || s.data[k] > '9' || v > 100000) return -1;
+    v = v * 10 + (s.data[k] - '0');
+  }
+  return v;
+}
+
+/* Whether fn is visible outside its module (external linkage). */
+static int external(MlirOperation fn) {
+  MlirAttribute linkage = mlirOperationGetAttributeByName(fn, str("linkage"));
+  MlirAttribute ext = mlirAttributeParseGet(mlirOperationGetContext(fn), str("#llvm.linkage<external>"));
+  return mlirAttributeIsNull(linkage) || mlirAttributeEqual(linkage, ext);
+}
+
+/* How many parts the module's entry has; 0 also when some global is
+ * external (each unit would define it). */
+int exec_count_parts(MlirModule module, const char *entry) {
+  int n = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(module)); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (named(op, "llvm.mlir.global") && external(op)) return 0;
+    if (named(op, "llvm.func") && has_body(op) && part_of(op, entry) >= 0) n++;
+  }
+  return n;
+}
+
+
+static MlirAttribute sym_name(MlirOperation op) { return mlirOperationGetAttributeByName(op, str("sym_name")); }
+
+/* The module without the bodies of its external functions (the parts,
+ * the entry, its C wrapper): what every unit starts from. Internal
+ * helpers keep theirs, so each unit has its own copy of those it calls. */
+static MlirOperation skeleton_of(MlirOperation module) {
+  MlirOperation skeleton = mlirOperationClone(module);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(skeleton, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (!named(op, "llvm.func") || !has_body(op) || !external(op)) continue;
+    MlirRegion empty = mlirRegionCreate();
+    mlirRegionTakeBody(mlirOperationGetRegion(op, 0), empty);
+    mlirRegionDestroy(empty);
+  }
+  return skeleton;
+}
+
+/* Unit `part` (-1: the one with every external function but the parts): a
+ * clone of the skeleton with the bodies of its functions put back. */
+static MlirOperation unit_module(MlirOperation module, MlirOperation skeleton, const char *entry, int part) {
+  MlirOperation unit = mlirOperationClone(skeleton);
+  MlirBlock unit_body = mlirRegionGetFirstBlock(mlirOperationGetRegion(unit, 0));
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (!named(op, "llvm.func") || !has_body(op) || !external(op)) continue;
+    int p = part_of(op, entry);
+    if (part >= 0 ? p != part : p >= 0) continue;
+    MlirAttribute name = sym_name(op);
+    for (MlirOperation decl = mlirBlockGetFirstOperation(unit_body); !mlirOperationIsNull(decl);
+         decl = mlirOperationGetNextInBlock(decl)) {
+      if (!named(decl, "llvm.func") || !mlirAttributeEqual(sym_name(decl), name)) continue;
+      mlirBlockInsertOwnedOperationBefore(unit_body, decl, mlirOperationClone(op));
+      mlirOperationDestroy(decl);
+      break;
+    }
+  }
+  return unit;
+}
+
+/* `void _mlir__mlir_ciface_<entry>(void **args)`: calls the C wrapper
+ * with *args[i] as its i-th parameter (all pointers). */
+static int add_packed_wrapper(LLVMModuleRef mod, const char *entry) {
+  char name[600];
+  snprintf(name, sizeof(name), "_mlir_ciface_%s", entry);
+  LLVMValueRef target = LLVMGetNamedFunction(mod, name);
+  if (!target) return -1;
+  LLVMContextRef ctx = LLVMGetModuleContext(mod);
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0), fn_type = LLVMGlobalGetValueType(target);
+  unsigned n = LLVMCountParamTypes(fn_type);
+  LLVMTypeRef params[1024];
+  if (n > 1024 || LLVMGetTypeKind(LLVMGetReturnType(fn_type)) != LLVMVoidTypeKind) return -1;
+  LLVMGetParamTypes(fn_type, params);
+  snprintf(name, sizeof(name), "_mlir__mlir_ciface_%s", entry);
+  LLVMValueRef wrapper = LLVMAddFunction(mod, name, LLVMFunctionType(LLVMVoidTypeInContext(ctx), &ptr, 1, 0));
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, wrapper, "entry"));
+  LLVMValueRef args[1024], packed = LLVMGetParam(wrapper, 0);
+  for (unsigned i = 0; i < n; i++) {
+    LLVMValueRef index = LLVMConstInt(LLVMInt64TypeInContext(ctx), i, 0);
+    LLVMValueRef slot = LLVMBuildGEP2(b, ptr, packed, &index, 1, "");
+    args[i] = LLVMBuildLoad2(b, params[i], LLVMBuildLoad2(b, ptr, slot, ""), "");
+  }
+  LLVMBuildCall2(b, fn_type, target, args, n, "");
+  LLVMBuildRetVoid(b);
+  LLVMDisposeBuilder(b);
+  return 0;
+}
+
+typedef struct unit {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  exec_blob object;
+  char *error;
+} unit;
+
+/* The units, and the next one a thread takes. */
+typedef struct work {
+  unit *units;
+  int n, opt_level, next;
+  pthread_mutex_t lock;
+} work;
+
+static void *compile_units(void *user) {
+  work *w = user;
+  for (;;) {
+    pthread_mutex_lock(&w->lock);
+    int u = w->next < w->n ? w->next++ : -1;
+    pthread_mutex_unlock(&w->lock);
+    if (u < 0) return NULL;
+    exec_llvm_object(w->units[u].mod, w->opt_level, &w->units[u].object, &w->units[u].error);
+  }
+}
+
+o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_level, int n_threads, exec_blob *objects,
+                              int *n_objects, o2m_compile_times *times, o2m_diag *diag) {
+  *n_objects = 0;
+  int n_parts = exec_count_parts(module, entry);
+  if (n_parts < 2 || n_parts >= EXEC_MAX_UNITS) n_parts = 0; /* one unit: the whole module */
+  int n_units = n_parts + 1;
+  if (n_threads > n_units) n_threads = n_units;
+  unit units[EXEC_MAX_UNITS];
+  memset(units, 0, sizeof(units));
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+  double t0 = exec_now_ms();
+  exec_errors errors;
+  exec_capture_begin(&errors, mlirModuleGetContext(module));
+  MlirOperation whole = mlirModuleGetOperation(module);
+  MlirOperation skeleton = n_parts ? skeleton_of(whole) : (MlirOperation){NULL};
+  o2m_status s = O2M_OK;
+  for (int u = 0; u < n_units && !s; u++) {
+    /* unit 0: the entry and the other external functions; unit 1 + i: part i */
+    MlirOperation m = n_parts ? unit_module(whole, skeleton, entry, u - 1) : whole;
+    units[u].ctx = LLVMContextCreate();
+    units[u].mod = mlirTranslateModuleToLLVMIR(m, units[u].ctx);
+    if (!mlirOperationEqual(m, whole)) mlirOperationDestroy(m);
+    if (!units[u].mod)
+      s = o2m_fail(diag, O2M_ERR_UNSUPPORTED, "the translation to LLVM IR failed: %s",
+                   errors.text[0] ? errors.text : "(no message)");
+  }
+  if (n_parts) mlirOperationDestroy(skeleton);
+  exec_capture_end(&errors);
+  if (!s && add_packed_wrapper(units[0].mod, entry) != 0)
+    s = o2m_fail(diag, O2M_ERR_INTERNAL, "the JIT module has no _mlir_ciface_%s", entry);
+  double t1 = exec_now_ms();
+  work w = {units, s ? 0 : n_units, opt_level, 0, PTHREAD_MUTEX_INITIALIZER};
+  pthread_t threads[EXEC_MAX_UNITS];
+  int started[EXEC_MAX_UNITS] = {0};
+  for (int t = 1; t < n_threads; t++) started[t] = pthread_create(&threads[t], NULL, compile_units, &w) == 0;
+  compile_units(&w); /* this thread too; it finishes what no thread could start */
+  for (int t = 1; t < n_threads; t++)
+    if (started[t]) pthread_join(threads[t], NULL);
+  for (int u = 0; u < n_units; u++) {
+    if (!s && units[u].error) s = o2m_fail(diag, O2M_ERR_UNSUPPORTED, "LLVM failed on unit %d: %s", u, units[u].error);
+    free(units[u].error);
+    if (units[u].mod) LLVMDisposeModule(units[u].mod);
+    if (units[u].ctx) LLVMContextDispose(units[u].ctx);
+    if (s) free(units[u].object.data);
+  }
+  if (times) {
+    times->llvm_ir_ms = t1 - t0; /* the translation; the units' optimisation and code are below */
+    times->llvm_codegen_ms = exec_now_ms() - t1;
+  }
+  if (s) return s;
+  for (int u = 0; u < n_units; u++) objects[u] = units[u].object;
+  *n_objects = n_units;
+  return O2M_OK;
+}
