@@ -35,7 +35,7 @@ extern char **environ;
 
 typedef struct workdir {
   char path[512];
-  char files[10][600];
+  char files[16 + EXEC_MAX_UNITS][600];
   int n_files;
 } workdir;
 
@@ -199,14 +199,22 @@ static o2m_status move_file(const char *from, const char *to, o2m_diag *diag) {
   return o2m_fail(diag, O2M_ERR_IO, "cannot write %s", to);
 }
 
+static o2m_status write_blob(const char *path, const exec_blob *b, o2m_diag *diag) {
+  FILE *f = fopen(path, "wb");
+  int bad = !f || fwrite(b->data, 1, b->size, f) != b->size;
+  if (f && fclose(f) != 0) bad = 1;
+  return bad ? o2m_fail(diag, O2M_ERR_IO, "cannot write %s", path) : O2M_OK;
+}
+
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Builds the wrapper and links it with the model's object into `output`. */
+/* Builds the wrapper and links it with the model's objects into `output`. */
 static o2m_status build_library(workdir *w, const compile_plan *p, const char *cc, const char *wrapper,
-                                const char *model_object, const char *output, o2m_diag *diag) {
+                                const char *const *model_objects, int n_objects, const char *output,
+                                o2m_diag *diag) {
   const char *log = workdir_file(w, "tool.log"), *wrapper_object = workdir_file(w, "wrapper.o");
   const char *exports = workdir_file(w, "exports");
   if (!log || !wrapper_object || !exports) return o2m_fail(diag, O2M_ERR_INTERNAL, "too many temporary files");
@@ -226,15 +234,19 @@ static o2m_status build_library(workdir *w, const compile_plan *p, const char *c
   if (fclose(f) != 0) return o2m_fail(diag, O2M_ERR_IO, "writing %s failed", exports);
   char script[600];
   snprintf(script, sizeof(script), "-Wl,--version-script=%s", exports);
-  if (shared) {
-    char *link[] = {(char *)cc, "-shared", "-o", (char *)output, (char *)wrapper_object, (char *)model_object,
-                    script, "-Wl,-z,noexecstack", "-lm", NULL};
-    return run_tool(link, log, diag);
-  }
-  const char *combined = workdir_file(w, "combined.o");
-  if (!combined) return o2m_fail(diag, O2M_ERR_INTERNAL, "too many temporary files");
-  char *merge[] = {(char *)cc, "-r", "-o", (char *)combined, (char *)wrapper_object, (char *)model_object, NULL};
-  if ((s = run_tool(merge, log, diag))) return s;
+  const char *combined = shared ? NULL : workdir_file(w, "combined.o");
+  if (!shared && !combined) return o2m_fail(diag, O2M_ERR_INTERNAL, "too many temporary files");
+  char *args[16 + EXEC_MAX_UNITS];
+  int n = 0;
+  args[n++] = (char *)cc;
+  args[n++] = shared ? "-shared" : "-r";
+  args[n++] = "-o";
+  args[n++] = (char *)(shared ? output : combined);
+  args[n++] = (char *)wrapper_object;
+  for (int i = 0; i < n_objects; i++) args[n++] = (char *)model_objects[i];
+  if (shared) args[n++] = script, args[n++] = "-Wl,-z,noexecstack", args[n++] = "-lm";
+  args[n] = NULL;
+  if ((s = run_tool(args, log, diag)) || shared) return s;
   char keep[600];
   snprintf(keep, sizeof(keep), "--keep-global-symbols=%s", exports);
   char *localize[] = {"objcopy", keep, (char *)combined, (char *)output, NULL};
@@ -268,7 +280,7 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
   if (s) return s;
   char header_name[80];
   snprintf(header_name, sizeof(header_name), "%s.h", name);
-  const char *object = workdir_file(&w, "model.o"), *blob = workdir_file(&w, "weights.bin");
+  const char *blob = workdir_file(&w, "weights.bin");
   const char *header = workdir_file(&w, header_name), *wrapper = workdir_file(&w, "wrapper.c");
   const char *built = workdir_file(&w, ends_with(output, ".o") ? "library.o" : "library.so");
   o2m_arena arena = {0};
@@ -278,13 +290,24 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
   s = o2m_emit_linalg_module_io(model, mc, O2M_JIT | O2M_JIT_WEIGHT_ARGS, NULL, NULL, &module, diag);
   if (!s) s = o2m_exec_verify(module, diag);
   exec_signature sig;
-  if (!s) s = o2m_exec_write_object(module, plan.entry, opt_level, object, &arena, &sig, diag);
+  exec_blob objects[EXEC_MAX_UNITS];
+  const char *object_files[EXEC_MAX_UNITS];
+  int n_objects = 0;
+  if (!s) s = o2m_exec_write_objects(module, plan.entry, opt_level, objects, &n_objects, &arena, &sig, diag);
   if (!mlirModuleIsNull(module)) mlirModuleDestroy(module);
   mlirContextDestroy(mc);
+  for (int i = 0; i < n_objects; i++) {
+    char file[32];
+    snprintf(file, sizeof(file), "model%d.o", i);
+    object_files[i] = workdir_file(&w, file);
+    if (!s) s = object_files[i] ? write_blob(object_files[i], &objects[i], diag)
+                                : o2m_fail(diag, O2M_ERR_INTERNAL, "too many temporary files");
+    free(objects[i].data);
+  }
   if (!s) s = make_plan(model, &sig, blob, &arena, &plan, diag);
   if (!s) s = write_text(header, &plan, NULL, diag);
   if (!s) s = write_text(wrapper, &plan, header_name, diag);
-  if (!s) s = build_library(&w, &plan, cc, wrapper, object, built, diag);
+  if (!s) s = build_library(&w, &plan, cc, wrapper, object_files, n_objects, built, diag);
   if (!s && options->header) s = write_text(options->header, &plan, NULL, diag);
   if (!s) s = move_file(built, output, diag);
   if (s && options->header) remove(options->header);

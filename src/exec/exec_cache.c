@@ -2,8 +2,9 @@
  * model compiles nothing.
  *
  * Owns: the entry of a key, <cache>/<16 hex digits of the key's hash>/
- * holding code.o (the object the JIT generated, position independent) and
- * entry.txt (the whole key, the object's size and hash, the signature of
+ * holding code0.o, code1.o, ... (the objects the JIT generated, one per
+ * compiled unit, position independent) and
+ * entry.txt (the whole key, each object's size and hash, the signature of
  * the entry, the weight each argument carries, the messages of branches
  * that fail, the BLAS count); writing an entry (temporary files renamed
  * into place, entry.txt last); and loading one into an ORC LLJIT linked

@@ -65,14 +65,6 @@ MlirOperation exec_find_entry(MlirModule module, const char *entry);
 o2m_status exec_read_signature(MlirModule module, const char *entry, o2m_arena *arena,
                                exec_signature *sig, o2m_diag *diag);
 
-/* Reads @entry's signature into `sig`, makes its runtime inputs
- * read-only, lowers the module to the LLVM dialect (products in loops,
- * no BLAS) and writes position-independent code for the host CPU to the
- * object file `path` (LLVM at opt_level 0..3). The module is changed,
- * not destroyed. */
-o2m_status o2m_exec_write_object(MlirModule module, const char *entry, int opt_level, const char *path,
-                                 o2m_arena *arena, exec_signature *sig, o2m_diag *diag);
-
 /* ---- objects and units ------------------------------------------------ */
 
 /* An object file in memory (malloc'd data). */
@@ -89,6 +81,11 @@ typedef struct exec_blob {
 int exec_llvm_object(struct LLVMOpaqueModule *mod, int opt_level, exec_blob *out, char **error);
 
 enum { EXEC_MAX_UNITS = 16 };
+/* The threads compilation uses: one per core, EXEC_MAX_UNITS at most, or
+ * ONNX2MLIR_COMPILE_THREADS (1: one unit); and how many parts to cut the
+ * entry into for them (0 for one thread). */
+int exec_compile_threads(void);
+int exec_parts_for(int threads);
 /* How many @<entry>_part<i> functions (exec_outline_entry) the module,
  * lowered to the LLVM dialect, has; 0 when it cannot be split. */
 int exec_count_parts(MlirModule module, const char *entry);
@@ -98,6 +95,14 @@ int exec_count_parts(MlirModule module, const char *entry);
  * (packed_fn). The module is translated, not changed or destroyed. */
 o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_level, int n_threads, exec_blob *objects,
                               int *n_objects, o2m_compile_times *times, o2m_diag *diag);
+
+/* Reads @entry's signature into `sig`, makes its runtime inputs
+ * read-only, lowers the module to the LLVM dialect (products in loops,
+ * no BLAS) and compiles it to position-independent objects for the host
+ * CPU (LLVM at opt_level 0..3), objects[0..*n_objects) with malloc'd
+ * data, the caller's. The module is changed, not destroyed. */
+o2m_status o2m_exec_write_objects(MlirModule module, const char *entry, int opt_level, exec_blob *objects,
+                                  int *n_objects, o2m_arena *arena, exec_signature *sig, o2m_diag *diag);
 
 /* ---- MLIR diagnostics ---------------------------------------------- */
 

@@ -1,11 +1,17 @@
 /* exec_jit.c - o2m_exec_compile / o2m_exec_call: the JIT and the calling
  * convention.
  *
- * Owns: the ExecutionEngine (MLIR's C runner utilities loaded from the
- * directory of the libMLIR.so in use, for any runtime function the
- * lowering calls that the executor's own list, exec_runtime_symbols, does
- * not define), storing the compiled code in the cache (exec_cache.c) or
- * taking it from there, and the call through the packed wrapper of
+ * Owns: choosing how the code is compiled: on a machine with several
+ * cores, @entry is cut into parts (exec_outline.c) and, when it was, the
+ * parts and the rest compile as units on one thread per core
+ * (exec_units.c) into objects an ORC LLJIT links; else MLIR's
+ * ExecutionEngine compiles the module whole. Both find MLIR's C runner
+ * utilities (loaded from the directory of the libMLIR.so in use) for any
+ * runtime function the lowering calls that the executor's own list,
+ * exec_runtime_symbols, does not define. ONNX2MLIR_COMPILE_THREADS=N
+ * limits the threads (1: the ExecutionEngine). Also: storing the compiled
+ * code in the cache (exec_cache.c) or taking it from there, and the call
+ * through the packed wrapper of
  * `_mlir_ciface_<entry>`. That function takes
  * a pointer to the result descriptors first (one descriptor, or a struct of
  * them back to back), then one pointer per argument descriptor.
@@ -119,14 +125,6 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, i
   return O2M_OK;
 }
 
-/* The threads compilation uses: one per core, EXEC_MAX_UNITS at most, or
- * ONNX2MLIR_COMPILE_THREADS (1: one unit, MLIR's ExecutionEngine). */
-static int compile_threads(void) {
-  const char *limit = getenv("ONNX2MLIR_COMPILE_THREADS");
-  long n = limit && *limit ? strtol(limit, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > EXEC_MAX_UNITS ? EXEC_MAX_UNITS : (int)n;
-}
-
 /* The units' objects into an ORC LLJIT, with MLIR's C runner utilities
  * loaded into the process for what the executor does not define. */
 static o2m_status load_units(o2m_exec *e, const exec_blob *objects, int n_objects, o2m_diag *diag) {
@@ -155,9 +153,8 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
   if (!s && !(e->weights = o2m_arena_array(&e->arena, (size_t)e->sig.n_args + 1, sizeof(*e->weights))))
     s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   if (!s) s = exec_read_branch_failures(module, &e->arena, &e->failures, diag);
-  int cores = compile_threads();
-  int parts = cores > 1 ? (4 * cores < EXEC_MAX_UNITS ? 4 * cores : EXEC_MAX_UNITS - 1) : 0;
-  if (!s) s = exec_lower_to_llvm(module, e->entry, parts, &e->blas_calls, &e->times, diag);
+  int cores = exec_compile_threads();
+  if (!s) s = exec_lower_to_llvm(module, e->entry, exec_parts_for(cores), &e->blas_calls, &e->times, diag);
   const char *dir = options ? options->cache_dir : NULL, *key = options ? options->cache_key : NULL;
   exec_blob objects[EXEC_MAX_UNITS];
   int n_objects = 0;

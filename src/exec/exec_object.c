@@ -1,12 +1,13 @@
-/* exec_object.c - o2m_exec_write_object: a Linalg module as a relocatable
- * object file for the host, for `onnx2mlir compile` (src/exec/compile.c).
+/* exec_object.c - o2m_exec_write_objects: a Linalg module as relocatable
+ * objects for the host, for `onnx2mlir compile` (src/exec/compile.c);
+ * exec_llvm_object: one LLVM module's code.
  *
- * Owns: the lowering to the LLVM dialect without BLAS calls (the object
- * must not need the executor), the read-only runtime inputs, the
- * translation to LLVM IR, LLVM's optimisation pipeline (default<On>) and
- * position-independent code generation for the host CPU and its features
- * (like -march=native). Nothing is printed: LLVM's errors come back as
- * the status's message.
+ * Owns: the lowering to the LLVM dialect without BLAS calls (the objects
+ * must not need the executor), cut into units on every core as for the
+ * JIT (exec_outline.c, exec_units.c), the read-only runtime inputs,
+ * LLVM's optimisation pipeline (default<On>) and position-independent
+ * code generation for the host CPU and its features (like -march=native).
+ * Nothing is printed: LLVM's errors come back as the status's message.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,42 +90,14 @@ int exec_llvm_object(LLVMModuleRef mod, int opt_level, exec_blob *out, char **er
   return *error ? -1 : 0;
 }
 
-/* Optimises `mod` at opt_level and writes it as an object file. */
-static o2m_status emit_object(LLVMModuleRef mod, int opt_level, const char *path, o2m_diag *diag) {
-  LLVMInitializeNativeTarget();
-  LLVMInitializeNativeAsmPrinter();
-  exec_blob object;
-  char *error = NULL;
-  if (exec_llvm_object(mod, opt_level, &object, &error) != 0) {
-    o2m_status s = o2m_fail(diag, O2M_ERR_UNSUPPORTED, "LLVM: %s", error ? error : "(no message)");
-    free(error);
-    return s;
-  }
-  FILE *f = fopen(path, "wb");
-  int bad = !f || fwrite(object.data, 1, object.size, f) != object.size;
-  if (f && fclose(f) != 0) bad = 1;
-  free(object.data);
-  return bad ? o2m_fail(diag, O2M_ERR_IO, "cannot write %s", path) : O2M_OK;
-}
-
-o2m_status o2m_exec_write_object(MlirModule module, const char *entry, int opt_level, const char *path,
-                                 o2m_arena *arena, exec_signature *sig, o2m_diag *diag) {
+o2m_status o2m_exec_write_objects(MlirModule module, const char *entry, int opt_level, exec_blob *objects,
+                                  int *n_objects, o2m_arena *arena, exec_signature *sig, o2m_diag *diag) {
+  *n_objects = 0;
   if (opt_level < 0 || opt_level > 3) opt_level = 2;
   o2m_status s = exec_read_signature(module, entry, arena, sig, diag);
   if (s) return s;
   make_inputs_read_only(exec_find_entry(module, entry), sig);
-  if ((s = exec_lower_to_llvm(module, entry, 0, NULL, NULL, diag))) return s;
-  LLVMContextRef llvm = LLVMContextCreate();
-  exec_errors errors;
-  exec_capture_begin(&errors, mlirModuleGetContext(module));
-  LLVMModuleRef mod = mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(module), llvm);
-  exec_capture_end(&errors);
-  if (!mod)
-    s = o2m_fail(diag, O2M_ERR_UNSUPPORTED, "the translation to LLVM IR failed: %s",
-                 errors.text[0] ? errors.text : "(no message)");
-  else
-    s = emit_object(mod, opt_level, path, diag);
-  if (mod) LLVMDisposeModule(mod);
-  LLVMContextDispose(llvm);
-  return s;
+  int threads = exec_compile_threads();
+  if ((s = exec_lower_to_llvm(module, entry, exec_parts_for(threads), NULL, NULL, diag))) return s;
+  return exec_compile_units(module, entry, opt_level, threads, objects, n_objects, NULL, diag);
 }

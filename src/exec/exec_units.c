@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
@@ -25,6 +26,18 @@
 #include "util/diag.h"
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+int exec_compile_threads(void) {
+  const char *limit = getenv("ONNX2MLIR_COMPILE_THREADS");
+  long n = limit && *limit ? strtol(limit, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > EXEC_MAX_UNITS ? EXEC_MAX_UNITS : (int)n;
+}
+
+/* Four parts a thread, so that a slow part does not hold the others up. */
+int exec_parts_for(int threads) {
+  if (threads < 2) return 0;
+  return 4 * threads < EXEC_MAX_UNITS ? 4 * threads : EXEC_MAX_UNITS - 1;
+}
 
 static int named(MlirOperation op, const char *name) {
   MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
