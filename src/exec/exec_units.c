@@ -101,6 +101,44 @@ static MlirOperation skeleton_of(MlirOperation module) {
   return skeleton;
 }
 
+/* The global names the unit's llvm.mlir.addressof ops take. */
+typedef struct refs {
+  int n, cap;
+  MlirStringRef *names;
+} refs;
+
+static MlirWalkResult collect_ref(MlirOperation op, void *user) {
+  refs *r = user;
+  if (!named(op, "llvm.mlir.addressof")) return MlirWalkResultAdvance;
+  MlirAttribute name = mlirOperationGetAttributeByName(op, str("global_name"));
+  if (mlirAttributeIsNull(name) || !mlirAttributeIsAFlatSymbolRef(name)) return MlirWalkResultAdvance;
+  if (r->n == r->cap) {
+    int cap = r->cap ? 2 * r->cap : 256;
+    MlirStringRef *grown = realloc(r->names, (size_t)cap * sizeof(*grown));
+    if (!grown) return MlirWalkResultInterrupt;
+    r->names = grown, r->cap = cap;
+  }
+  r->names[r->n++] = mlirFlatSymbolRefAttrGetValue(name);
+  return MlirWalkResultAdvance;
+}
+
+/* Drops the module's internal globals no op of it takes the address of:
+ * a model's constants go to the units that read them, not to each. */
+static void drop_unread_globals(MlirOperation unit) {
+  refs r = {0, 0, NULL};
+  mlirOperationWalk(unit, collect_ref, &r, MlirWalkPreOrder);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(unit, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body), next; !mlirOperationIsNull(op); op = next) {
+    next = mlirOperationGetNextInBlock(op);
+    if (!named(op, "llvm.mlir.global") || external(op)) continue;
+    MlirStringRef name = mlirStringAttrGetValue(sym_name(op));
+    int read = 0;
+    for (int i = 0; i < r.n && !read; i++) read = mlirStringRefEqual(r.names[i], name);
+    if (!read) mlirOperationDestroy(op);
+  }
+  free(r.names);
+}
+
 /* Unit `part` (-1: the one with every external function but the parts): a
  * clone of the skeleton with the bodies of its functions put back. */
 static MlirOperation unit_module(MlirOperation module, MlirOperation skeleton, const char *entry, int part) {
@@ -121,6 +159,7 @@ static MlirOperation unit_module(MlirOperation module, MlirOperation skeleton, c
       break;
     }
   }
+  drop_unread_globals(unit);
   return unit;
 }
 
