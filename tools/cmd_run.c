@@ -57,7 +57,7 @@ static const char run_help[] =
     "                    $XDG_CACHE_HOME/onnx2mlir (else ~/.cache/onnx2mlir), keyed by\n"
     "                    the model's bytes, the input shapes, the options, the tool's\n"
     "                    version and the CPU: a second run of the same model and\n"
-    "                    shapes loads it instead of compiling (the Linalg target,\n"
+    "                    shapes loads it instead of compiling (Linalg and TOSA,\n"
     "                    tensor inputs); an entry that does not match is rebuilt\n\n"
     "MODEL may be a .mlir/.mlirbc file in the Linalg form (as `import --to linalg`\n"
     "writes it): its @main is run, --inputs reads input_0.pb, input_1.pb, ... while\n"

@@ -243,9 +243,10 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   o2m_exec *cached = NULL;
   if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, &cached) == O2M_OK) {
     /* the code is there (its "compile": hashing the model, loading the
-     * code); the rewrite alone gives the weights it takes */
+     * code); on Linalg the rewrite alone gives the weights it takes (TOSA's
+     * code holds its weights) */
     r.timings.compile_ms = exec_now_ms() - t_key;
-    s = o2m_linalg_prepare(model, diag);
+    s = o->target == O2M_TARGET_LINALG ? o2m_linalg_prepare(model, diag) : O2M_OK;
     r.timings.emit_ms = exec_now_ms() - t0 - r.timings.compile_ms;
     r.timings.transform_ms = model->transform_ms;
     if (s)

@@ -86,7 +86,7 @@ typedef struct o2m_run_options {
   o2m_io_value *output_values;
   /* A folder for compiled code (NULL: none): a run whose model, input
    * shapes, options, tool version and CPU match an earlier one's loads its
-   * code instead of compiling (tensor inputs, the Linalg target). */
+   * code instead of compiling (tensor inputs, Linalg and TOSA). */
   const char *cache_dir;
   /* Non-zero: time each node of the main graph (Linalg; not cached). */
   int profile;

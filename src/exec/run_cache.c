@@ -59,7 +59,8 @@ static const char *build_identity(o2m_arena *arena) {
 
 const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int blas, int n_inputs,
                           const o2m_tensor *const *inputs, o2m_arena *arena) {
-  if (!o->cache_dir || o->profile || o->target != O2M_TARGET_LINALG || o->input_values || o->output_values ||
+  if (!o->cache_dir || o->profile || (o->target != O2M_TARGET_LINALG && o->target != O2M_TARGET_TOSA) ||
+      o->input_values || o->output_values ||
       model->n_mappings < 1 ||
       !model->mappings[0].addr)
     return NULL;
@@ -69,7 +70,8 @@ const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int 
   t.buf[0] = '\0';
   add(&t, "onnx2mlir %s cache %d\n%s\n%s\n", O2M_VERSION_STRING, CACHE_FORMAT, build_identity(arena), o2m_exec_host());
   const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
-  add(&t, "target linalg O%d blas %d weights-in-code %s\n", o->opt_level, blas, in_code ? in_code : "");
+  add(&t, "target %s O%d blas %d weights-in-code %s\n", o2m_target_name(o->target), o->opt_level, blas,
+      in_code ? in_code : "");
   const o2m_mapping *m = &model->mappings[0];
   add(&t, "model %zu %016" PRIx64 "\n", m->size, o2m_hash_bytes(m->addr, m->size, 0));
   for (int i = 1; i < model->n_mappings; i++) {
