@@ -58,7 +58,9 @@ static const char run_help[] =
     "                    the model's bytes, the input shapes, the options, the tool's\n"
     "                    version and the CPU: a second run of the same model and\n"
     "                    shapes loads it instead of compiling (Linalg and TOSA,\n"
-    "                    tensor inputs); an entry that does not match is rebuilt\n\n"
+    "                    tensor inputs); an entry that does not match is rebuilt;\n"
+    "                    the cache keeps to ONNX2MLIR_CACHE_LIMIT_MB (2048) MiB,\n"
+    "                    dropping the least recently used entries\n\n"
     "MODEL may be a .mlir/.mlirbc file in the Linalg form (as `import --to linalg`\n"
     "writes it): its @main is run, --inputs reads input_0.pb, input_1.pb, ... while\n"
     "they exist, and --input takes the argument's position as NAME.\n";

@@ -11,8 +11,9 @@
  * against the executor's runtime functions and the process. An entry whose
  * key differs (another model, version, CPU, option) or whose object does
  * not match its size and hash is not loaded: the caller compiles and
- * overwrites it. Nothing is printed; a failure to store is silent (the
- * run goes on).
+ * overwrites it. Storing an entry keeps the cache within its size limit
+ * (exec_cache_prune.c). Nothing is printed; a failure to store is silent
+ * (the run goes on).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -159,6 +160,8 @@ int exec_cache_store(const char *dir, const char *key, const exec_blob *objects,
     remove(tmp_text);
     return -1;
   }
+  const char *name = strrchr(entry, '/');
+  exec_cache_prune(dir, name ? name + 1 : entry, exec_cache_limit());
   return 0;
 }
 
@@ -301,6 +304,7 @@ int exec_cache_load(const char *dir, const char *key, const char *entry, o2m_are
     bad = read_object(code, sizes[i], hashes[i], &objects[i]) != 0;
   }
   if (!bad) bad = exec_jit_load(objects, n, entry, jit, call) != 0;
+  if (!bad) exec_cache_touch(text); /* used now: pruning keeps it longest */
   for (int i = 0; i < n; i++) free(objects[i].data);
   return bad ? -1 : 0;
 }

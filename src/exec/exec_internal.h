@@ -172,6 +172,13 @@ int exec_jit_load(const exec_blob *objects, int n_objects, const char *entry, vo
 int exec_cache_load(const char *dir, const char *key, const char *entry, o2m_arena *arena, exec_signature *sig,
                     exec_branch_failures *failures, int *blas_calls, void **jit, packed_fn *call);
 void exec_cache_release(void *jit);
+/* The cache's size limit (exec_cache_prune.c): ONNX2MLIR_CACHE_LIMIT_MB,
+ * default 2048 MiB, 0 for none; removes the least recently used entries
+ * of `dir` but `keep` (an entry's folder name) until the rest fit; marks
+ * an entry used (its entry.txt). */
+uint64_t exec_cache_limit(void);
+void exec_cache_prune(const char *dir, const char *keep, uint64_t limit);
+void exec_cache_touch(const char *entry_file);
 
 /* ---- float32 matrix products through BLAS (exec_blas.c) -------------- */
 
