@@ -199,13 +199,6 @@ static o2m_status move_file(const char *from, const char *to, o2m_diag *diag) {
   return o2m_fail(diag, O2M_ERR_IO, "cannot write %s", to);
 }
 
-static o2m_status write_blob(const char *path, const exec_blob *b, o2m_diag *diag) {
-  FILE *f = fopen(path, "wb");
-  int bad = !f || fwrite(b->data, 1, b->size, f) != b->size;
-  if (f && fclose(f) != 0) bad = 1;
-  return bad ? o2m_fail(diag, O2M_ERR_IO, "cannot write %s", path) : O2M_OK;
-}
-
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n >= m && strcmp(s + n - m, suffix) == 0;
@@ -300,8 +293,9 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
     char file[32];
     snprintf(file, sizeof(file), "model%d.o", i);
     object_files[i] = workdir_file(&w, file);
-    if (!s) s = object_files[i] ? write_blob(object_files[i], &objects[i], diag)
-                                : o2m_fail(diag, O2M_ERR_INTERNAL, "too many temporary files");
+    if (!s && !object_files[i]) s = o2m_fail(diag, O2M_ERR_INTERNAL, "too many temporary files");
+    if (!s && exec_blob_write(object_files[i], &objects[i]) != 0)
+      s = o2m_fail(diag, O2M_ERR_IO, "cannot write %s", object_files[i]);
     free(objects[i].data);
   }
   if (!s) s = make_plan(model, &sig, blob, &arena, &plan, diag);

@@ -165,10 +165,6 @@ typedef struct products {
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static int named(MlirOperation op, const char *name) {
-  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
-  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
-}
 
 /* The kernel of op: a float32 linalg.matmul (B read as it is, or
  * transposed: the Linalg emitter's Gemm with transB) or linalg.batch_matmul
@@ -189,8 +185,8 @@ static int is_img2col_product(MlirOperation op) {
   MlirOperation mul = mlirBlockGetFirstOperation(body);
   MlirOperation add = mlirOperationIsNull(mul) ? mul : mlirOperationGetNextInBlock(mul);
   MlirOperation yield = mlirOperationIsNull(add) ? add : mlirOperationGetNextInBlock(add);
-  if (mlirOperationIsNull(yield) || !named(mul, "arith.mulf") || !named(add, "arith.addf") ||
-      !named(yield, "linalg.yield") || !mlirOperationIsNull(mlirOperationGetNextInBlock(yield)))
+  if (mlirOperationIsNull(yield) || !exec_op_named(mul, "arith.mulf") || !exec_op_named(add, "arith.addf") ||
+      !exec_op_named(yield, "linalg.yield") || !mlirOperationIsNull(mlirOperationGetNextInBlock(yield)))
     return 0;
   /* mul of the two inputs, add of that and the accumulator */
   MlirValue in0 = mlirBlockGetArgument(body, 0), in1 = mlirBlockGetArgument(body, 1), acc = mlirBlockGetArgument(body, 2);
@@ -203,14 +199,14 @@ static int is_img2col_product(MlirOperation op) {
 }
 
 static const char *call_of(MlirOperation op) {
-  if (named(op, "linalg.generic") && exec_blas_available() && is_img2col_product(op)) {
+  if (exec_op_named(op, "linalg.generic") && exec_blas_available() && is_img2col_product(op)) {
     for (int k = 0; k < 3; k++) {
       MlirType t = mlirValueGetType(mlirOperationGetOperand(op, k));
       if (!mlirTypeIsAMemRef(t) || !mlirTypeIsAF32(mlirShapedTypeGetElementType(t))) return NULL;
     }
     return NBT_CALL;
   }
-  int plain = named(op, "linalg.matmul"), batched = named(op, "linalg.batch_matmul");
+  int plain = exec_op_named(op, "linalg.matmul"), batched = exec_op_named(op, "linalg.batch_matmul");
   if ((!plain && !batched) || !exec_blas_available() || mlirOperationGetNumOperands(op) != 3) return NULL;
   static const char *const maps_of[3] = {
       "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "
@@ -283,7 +279,7 @@ static const char img2col_script[] =
     "}\n";
 
 static MlirWalkResult find_nhwc_conv(MlirOperation op, void *user) {
-  if (!named(op, "linalg.conv_2d_nhwc_fhwc")) return MlirWalkResultAdvance;
+  if (!exec_op_named(op, "linalg.conv_2d_nhwc_fhwc")) return MlirWalkResultAdvance;
   *(int *)user = 1;
   return MlirWalkResultInterrupt;
 }

@@ -112,13 +112,6 @@ int exec_engine_object(MlirExecutionEngine engine, const char *dir, exec_blob *o
   return -1;
 }
 
-static int write_file(const char *path, const exec_blob *b) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return -1;
-  int bad = fwrite(b->data, 1, b->size, f) != b->size;
-  return fclose(f) != 0 || bad ? -1 : 0;
-}
-
 int exec_cache_store(const char *dir, const char *key, const exec_blob *objects, int n_objects,
                      const exec_signature *sig, const exec_branch_failures *failures, int blas_calls) {
   char entry[4096], text[4200], tmp_text[4300], code[EXEC_MAX_UNITS][4200], tmp_code[EXEC_MAX_UNITS][4300];
@@ -134,7 +127,7 @@ int exec_cache_store(const char *dir, const char *key, const exec_blob *objects,
     snprintf(file, sizeof(file), "code%d.o", i);
     entry_path(code[i], sizeof(code[i]), dir, key, file);
     snprintf(tmp_code[i], sizeof(tmp_code[i]), "%.4200s.%ld", code[i], (long)getpid());
-    if (!bad && write_file(tmp_code[i], &objects[i]) != 0) bad = 1;
+    if (!bad && exec_blob_write(tmp_code[i], &objects[i]) != 0) bad = 1;
   }
   FILE *f = bad ? NULL : fopen(tmp_text, "w");
   if (f) {

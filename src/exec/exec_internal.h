@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include <mlir-c/Diagnostics.h>
@@ -29,6 +30,12 @@ static inline double exec_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Whether op is the operation `name` ("linalg.matmul"). */
+static inline int exec_op_named(MlirOperation op, const char *name) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
 }
 
 /* A function of the executor that generated code calls, by its symbol. */
@@ -79,6 +86,8 @@ typedef struct exec_blob {
  * context, so units compile on threads of their own (the native target
  * initialised first). */
 int exec_llvm_object(struct LLVMOpaqueModule *mod, int opt_level, exec_blob *out, char **error);
+/* Writes the blob to the file `path`; 0, or -1 when it cannot. */
+int exec_blob_write(const char *path, const exec_blob *b);
 
 enum { EXEC_MAX_UNITS = 16 };
 /* The threads compilation uses: one per core, EXEC_MAX_UNITS at most, or

@@ -19,7 +19,6 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <mlir-c/BuiltinAttributes.h>
-#include <mlir-c/Target/LLVMIR.h>
 
 #include "exec/exec_internal.h"
 #include "util/diag.h"
@@ -88,6 +87,13 @@ int exec_llvm_object(LLVMModuleRef mod, int opt_level, exec_blob *out, char **er
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(features);
   return *error ? -1 : 0;
+}
+
+int exec_blob_write(const char *path, const exec_blob *b) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  int bad = fwrite(b->data, 1, b->size, f) != b->size;
+  return fclose(f) != 0 || bad ? -1 : 0;
 }
 
 o2m_status o2m_exec_write_objects(MlirModule module, const char *entry, int opt_level, exec_blob *objects,

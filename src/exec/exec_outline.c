@@ -21,10 +21,6 @@
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static int named(MlirOperation op, const char *name) {
-  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
-  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
-}
 
 /* ---- a set of operations (open addressing on the pointer) ------------------ */
 
@@ -128,7 +124,7 @@ static int used_where(const body *b, const op_set *in, MlirValue v, int inside) 
 static int on_stack(MlirValue v) {
   for (int depth = 0; depth < 64 && mlirValueIsAOpResult(v); depth++) {
     MlirOperation op = mlirOpResultGetOwner(v);
-    if (named(op, "memref.alloca")) return 1;
+    if (exec_op_named(op, "memref.alloca")) return 1;
     if (mlirOperationGetNumOperands(op) == 0 || !mlirTypeIsAMemRef(mlirValueGetType(mlirOperationGetOperand(op, 0))))
       return 0;
     v = mlirOperationGetOperand(op, 0);
@@ -198,7 +194,7 @@ static void move_part(const body *b, op_set *in, const part *p, const char *name
   int n_args = 0;
   for (int i = 0; i < p->ins.n; i++) {
     MlirValue v = p->ins.v[i];
-    if (mlirValueIsAOpResult(v) && named(mlirOpResultGetOwner(v), "arith.constant")) continue;
+    if (mlirValueIsAOpResult(v) && exec_op_named(mlirOpResultGetOwner(v), "arith.constant")) continue;
     in_types[n_args] = mlirValueGetType(v);
     locs[n_args] = loc;
     args[n_args++] = v;
@@ -231,7 +227,7 @@ static void move_part(const body *b, op_set *in, const part *p, const char *name
   /* inside: the arguments and cloned constants instead of the values */
   for (int i = 0, a = 0; i < p->ins.n; i++) {
     MlirValue v = p->ins.v[i], with;
-    if (mlirValueIsAOpResult(v) && named(mlirOpResultGetOwner(v), "arith.constant")) {
+    if (mlirValueIsAOpResult(v) && exec_op_named(mlirOpResultGetOwner(v), "arith.constant")) {
       MlirOperation c = mlirOperationClone(mlirOpResultGetOwner(v));
       mlirBlockAppendOwnedOperation(block, c);
       with = mlirOperationGetResult(c, mlirOpResultGetResultNumber(v));

@@ -171,16 +171,19 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, i
     double t0 = exec_now_ms();
     o2m_status s = run_pass(module, lowering[i].pipeline, diag);
     record(times, lowering[i].name, exec_now_ms() - t0);
-    /* on buffers, before the loops: the products tagged for BLAS */
-    if (!s && blas_calls && strcmp(lowering[i].name, "convert-bufferization-to-memref") == 0) {
-      t0 = exec_now_ms();
-      s = exec_lower_blas_calls(module, blas_calls, diag);
-      record(times, "BLAS calls", exec_now_ms() - t0);
-    }
-    if (!s && parts > 1 && strcmp(lowering[i].name, "convert-bufferization-to-memref") == 0) {
-      double t0 = exec_now_ms();
-      exec_outline_entry(module, entry, parts, EXEC_MIN_OUTLINED_OPS);
-      record(times, "outlining", exec_now_ms() - t0);
+    /* on buffers, before the loops: the products tagged for BLAS, then
+     * the entry cut into parts */
+    if (!s && strcmp(lowering[i].name, "convert-bufferization-to-memref") == 0) {
+      if (blas_calls) {
+        t0 = exec_now_ms();
+        s = exec_lower_blas_calls(module, blas_calls, diag);
+        record(times, "BLAS calls", exec_now_ms() - t0);
+      }
+      if (!s && parts > 1) {
+        t0 = exec_now_ms();
+        exec_outline_entry(module, entry, parts, EXEC_MIN_OUTLINED_OPS);
+        record(times, "outlining", exec_now_ms() - t0);
+      }
     }
     if (s) return s;
   }

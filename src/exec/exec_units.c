@@ -39,10 +39,6 @@ int exec_parts_for(int threads) {
   return 4 * threads < EXEC_MAX_UNITS ? 4 * threads : EXEC_MAX_UNITS - 1;
 }
 
-static int named(MlirOperation op, const char *name) {
-  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
-  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
-}
 
 static int has_body(MlirOperation fn) {
   return !mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0)));
@@ -76,8 +72,8 @@ int exec_count_parts(MlirModule module, const char *entry) {
   int n = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(module)); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    if (named(op, "llvm.mlir.global") && external(op)) return 0;
-    if (named(op, "llvm.func") && has_body(op) && part_of(op, entry) >= 0) n++;
+    if (exec_op_named(op, "llvm.mlir.global") && external(op)) return 0;
+    if (exec_op_named(op, "llvm.func") && has_body(op) && part_of(op, entry) >= 0) n++;
   }
   return n;
 }
@@ -93,7 +89,7 @@ static MlirOperation skeleton_of(MlirOperation module) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(skeleton, 0));
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    if (!named(op, "llvm.func") || !has_body(op) || !external(op)) continue;
+    if (!exec_op_named(op, "llvm.func") || !has_body(op) || !external(op)) continue;
     MlirRegion empty = mlirRegionCreate();
     mlirRegionTakeBody(mlirOperationGetRegion(op, 0), empty);
     mlirRegionDestroy(empty);
@@ -109,7 +105,7 @@ typedef struct refs {
 
 static MlirWalkResult collect_ref(MlirOperation op, void *user) {
   refs *r = user;
-  if (!named(op, "llvm.mlir.addressof")) return MlirWalkResultAdvance;
+  if (!exec_op_named(op, "llvm.mlir.addressof")) return MlirWalkResultAdvance;
   MlirAttribute name = mlirOperationGetAttributeByName(op, str("global_name"));
   if (mlirAttributeIsNull(name) || !mlirAttributeIsAFlatSymbolRef(name)) return MlirWalkResultAdvance;
   if (r->n == r->cap) {
@@ -130,7 +126,7 @@ static void drop_unread_globals(MlirOperation unit) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(unit, 0));
   for (MlirOperation op = mlirBlockGetFirstOperation(body), next; !mlirOperationIsNull(op); op = next) {
     next = mlirOperationGetNextInBlock(op);
-    if (!named(op, "llvm.mlir.global") || external(op)) continue;
+    if (!exec_op_named(op, "llvm.mlir.global") || external(op)) continue;
     MlirStringRef name = mlirStringAttrGetValue(sym_name(op));
     int read = 0;
     for (int i = 0; i < r.n && !read; i++) read = mlirStringRefEqual(r.names[i], name);
@@ -147,13 +143,13 @@ static MlirOperation unit_module(MlirOperation module, MlirOperation skeleton, c
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    if (!named(op, "llvm.func") || !has_body(op) || !external(op)) continue;
+    if (!exec_op_named(op, "llvm.func") || !has_body(op) || !external(op)) continue;
     int p = part_of(op, entry);
     if (part >= 0 ? p != part : p >= 0) continue;
     MlirAttribute name = sym_name(op);
     for (MlirOperation decl = mlirBlockGetFirstOperation(unit_body); !mlirOperationIsNull(decl);
          decl = mlirOperationGetNextInBlock(decl)) {
-      if (!named(decl, "llvm.func") || !mlirAttributeEqual(sym_name(decl), name)) continue;
+      if (!exec_op_named(decl, "llvm.func") || !mlirAttributeEqual(sym_name(decl), name)) continue;
       mlirBlockInsertOwnedOperationBefore(unit_body, decl, mlirOperationClone(op));
       mlirOperationDestroy(decl);
       break;
