@@ -46,7 +46,13 @@ o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
  * a product) are then linalg.matmul / linalg.batch_matmul, which the
  * executor turns into calls of the kernels O2M_SGEMM_CALL,
  * O2M_SGEMM_BATCHED_CALL, O2M_SGEMM_BT_CALL (exec_blas.c). */
-enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4, O2M_JIT_PROFILE = 8 };
+enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4, O2M_JIT_PROFILE = 8, O2M_JIT_DNNL = 16 };
+/* O2M_JIT_DNNL: the executor has oneDNN's convolutions (exec_dnnl.c): the
+ * float32 2-D convolutions of the main graph run channels last
+ * (o2m_layout_channels_last) as com.microsoft NhwcFusedConv nodes, each a
+ * call of O2M_DNNL_CONV_CALL on buffers (lower_dnnl_conv.c). */
+#define O2M_DNNL_CONV_CALL "o2m_dnnl_conv2d"
+#define O2M_DNNL_POOL_CALL "o2m_dnnl_max_pool2d" /* com.microsoft NhwcMaxPool */
 /* O2M_JIT_PROFILE: @main calls `void O2M_PROFILE_FN(i32 i)` before its
  * first node (i = -1) and after the code of each node i of the main graph
  * (its index in the graph's node list), so that the executor can time

@@ -46,7 +46,7 @@ typedef struct exec_symbol {
 
 /* Every such function (memrefCopy, the BLAS kernels, the branch
  * failure); returns how many (at most EXEC_MAX_SYMBOLS). */
-enum { EXEC_MAX_SYMBOLS = 8 };
+enum { EXEC_MAX_SYMBOLS = 12 };
 int exec_runtime_symbols(exec_symbol *out);
 
 /* The per-node profile (exec_profile.c): O2M_PROFILE_FN, and its sums
@@ -204,6 +204,21 @@ o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag);
 o2m_status exec_convs_to_products(MlirModule module, o2m_diag *diag);
 /* The kernels the calls reach (four). */
 int exec_blas_symbols(exec_symbol *out);
+
+/* ---- float32 2-D convolutions through oneDNN (exec_dnnl.c) ----------- */
+
+/* Whether oneDNN was found (libdnnl.so.2; not when ONNX2MLIR_NO_DNNL is
+ * set): the Linalg emitter then runs convolutions channels last as its
+ * calls (O2M_JIT_DNNL). */
+int exec_dnnl_available(void);
+/* The kernels the calls reach (two, or none without oneDNN). */
+int exec_dnnl_symbols(exec_symbol *out);
+/* Names the loaded model whose code this thread runs now (its call sites
+ * keep their primitives and reordered weights until released); returns
+ * the one named before. */
+const void *exec_dnnl_set_owner(const void *owner);
+/* Frees what the call sites of `owner` keep. */
+void exec_dnnl_release(const void *owner);
 
 /* ---- element types and memref descriptors --------------------------- */
 

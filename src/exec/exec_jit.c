@@ -75,6 +75,7 @@ int exec_runtime_symbols(exec_symbol *out) {
   out[n++] = exec_branch_failed_symbol();
   out[n++] = exec_profile_symbol();
   n += exec_blas_symbols(out + n);
+  n += exec_dnnl_symbols(out + n);
   return n;
 }
 
@@ -212,6 +213,7 @@ int o2m_exec_cache_state(const o2m_exec *exec) { return exec->cache; }
 
 void o2m_exec_free(o2m_exec *exec) {
   if (!exec) return;
+  exec_dnnl_release(exec);
   if (!mlirExecutionEngineIsNull(exec->engine)) mlirExecutionEngineDestroy(exec->engine);
   exec_cache_release(exec->cached_jit);
   for (int i = 0; exec->weights && i < exec->sig.n_args; i++) free(exec->weights[i].copy);
@@ -315,7 +317,9 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
   }
   void **args = slots + n;
   for (int k = 0; k < n; k++) args[k] = &slots[k];
+  const void *owner = exec_dnnl_set_owner(e);
   int failed = s ? -1 : exec_guarded_call(e->call, args);
+  exec_dnnl_set_owner(owner);
   if (failed >= 0)
     s = o2m_fail(diag, O2M_ERR_INVALID, "%s",
                  failed < e->failures.n ? e->failures.messages[failed] : "a branch that cannot be built was taken");

@@ -26,7 +26,8 @@ static o2m_status build_linalg(o2m_model *model, MlirContext mc, int profile, co
   /* ONNX2MLIR_WEIGHTS_IN_CODE=1: weights compiled in as constants (for comparison) */
   const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
   int weight_args = !(in_code && *in_code && strcmp(in_code, "0") != 0) ? O2M_JIT_WEIGHT_ARGS : 0;
-  int flags = O2M_JIT | weight_args | (exec_blas_available() ? O2M_JIT_SGEMM : 0) | (profile ? O2M_JIT_PROFILE : 0);
+  int flags = O2M_JIT | weight_args | (exec_blas_available() ? O2M_JIT_SGEMM : 0) |
+              (exec_dnnl_available() ? O2M_JIT_DNNL : 0) | (profile ? O2M_JIT_PROFILE : 0);
   return o2m_emit_linalg_module_io(model, mc, flags, inputs, outputs, out, diag);
 }
 
@@ -239,7 +240,7 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   o2m_tensor **outs = NULL;
   enter(&r, O2M_PHASE_EMIT);
   double t_key = exec_now_ms();
-  const char *key = run_cache_key(model, o, exec_blas_available(), n_inputs, inputs, arena);
+  const char *key = run_cache_key(model, o, exec_blas_available() | exec_dnnl_available() << 1, n_inputs, inputs, arena);
   o2m_exec *cached = NULL;
   if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, &cached) == O2M_OK) {
     /* the code is there (its "compile": hashing the model, loading the

@@ -5,7 +5,7 @@
  * cache's format, the build (the library holding this code: path, size,
  * modification time, so that a rebuilt compiler never reuses an older
  * one's code), the host (LLVM's triple, CPU and features), the target,
- * the optimisation level and whether BLAS is in use, the model file's size
+ * the optimisation level and which kernel libraries (BLAS, oneDNN) are in use, the model file's size
  * and hash (its bytes, read once), each external data file by path, size,
  * device, inode and modification time (weights are arguments, read in
  * place, but small ones are compiled in), and each input's dtype and dims
@@ -57,7 +57,7 @@ static const char *build_identity(o2m_arena *arena) {
                           (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
 }
 
-const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int blas, int n_inputs,
+const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int kernels, int n_inputs,
                           const o2m_tensor *const *inputs, o2m_arena *arena) {
   if (!o->cache_dir || o->profile || (o->target != O2M_TARGET_LINALG && o->target != O2M_TARGET_TOSA) ||
       o->input_values || o->output_values ||
@@ -70,7 +70,7 @@ const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int 
   t.buf[0] = '\0';
   add(&t, "onnx2mlir %s cache %d\n%s\n%s\n", O2M_VERSION_STRING, CACHE_FORMAT, build_identity(arena), o2m_exec_host());
   const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
-  add(&t, "target %s O%d blas %d weights-in-code %s\n", o2m_target_name(o->target), o->opt_level, blas,
+  add(&t, "target %s O%d kernels %d weights-in-code %s\n", o2m_target_name(o->target), o->opt_level, kernels,
       in_code ? in_code : "");
   const o2m_mapping *m = &model->mappings[0];
   add(&t, "model %zu %016" PRIx64 "\n", m->size, o2m_hash_bytes(m->addr, m->size, 0));

@@ -288,6 +288,22 @@ o2m_status o2m_infer_group_query_attention(o2m_infer_ctx *ctx) {
   return O2M_OK;
 }
 
+/* NhwcMaxPool(X (N, spatial..., C)): Y (N, spatial'..., C), the spatial
+ * sizes symbols as NhwcConv's. */
+o2m_status o2m_infer_nhwc_pool(o2m_infer_ctx *ctx) {
+  const o2m_type *x = o2m_in_type(ctx, 0);
+  if (!o2m_out_present(ctx, 0)) return O2M_OK;
+  if (!ranked(x) || x->rank < 3) {
+    if (x->elem) o2m_out_tensor(ctx, 0, x->elem, -1);
+    return O2M_OK;
+  }
+  o2m_type *y = o2m_out_tensor(ctx, 0, x->elem, x->rank);
+  for (int k = 1; k < x->rank - 1; k++) y->dims[k] = o2m_dim_fresh(ctx);
+  y->dims[0] = x->dims[0];
+  y->dims[x->rank - 1] = x->dims[x->rank - 1];
+  return O2M_OK;
+}
+
 /* NhwcConv, NhwcFusedConv(X (N, spatial..., C), W (M, C/g, k...), ...):
  * Y (N, spatial'..., M); the spatial sizes are Conv's, inferred here as
  * symbols except where the window leaves them unchanged (not known

@@ -32,6 +32,8 @@
  *                             pivoting, unrolled (N known, at most 16)
  *   NhwcConv, NhwcFusedConv   Conv / FusedConv between transposes (X, Z
  *                             and Y channels last, W in ONNX's layout)
+ *   NhwcMaxPool(X)            MaxPool between transposes (onnxruntime's
+ *                             is for 8-bit integers; any dtype here)
  * Activations of FusedConv / FusedGemm: those onnxruntime's fusers make
  * (fused_activations below); any other is refused with its name.
  */
@@ -157,6 +159,16 @@ o2m_status o2m_decompose_fused_conv(o2m_rewriter *rw) { return fused_conv(rw, 0)
 
 /* NhwcConv(X, W, B?), NhwcFusedConv(X, W, B?, Z?): W in ONNX's layout. */
 o2m_status o2m_decompose_nhwc_conv(o2m_rewriter *rw) { return fused_conv(rw, 1); }
+
+o2m_status o2m_decompose_nhwc_max_pool(o2m_rewriter *rw) {
+  int rank = xk_rank(o2m_rw_in(rw, 0)), n_attrs;
+  if (rank < 3 || rank > 16) return o2m_rw_unsupported(rw, "an input of unknown rank");
+  o2m_attr *attrs = xk_attrs_except(rw, (const char *const[]){NULL}, 0, &n_attrs);
+  if (!attrs) return xk_failed(rw);
+  o2m_value *x = xk_channels(rw, o2m_rw_in(rw, 0), rank, 1);
+  o2m_value *y = x ? o2m_rw_op(rw, "MaxPool", 1, &x, attrs, n_attrs) : NULL;
+  return xk_bind(rw, 0, y ? xk_channels(rw, y, rank, 0) : NULL);
+}
 
 static const char *const fused_gemm_extras[] = {"activation", "activation_alpha", "activation_beta",
                                                 "activation_gamma", NULL};

@@ -33,7 +33,7 @@ int o2m_rw_append(o2m_rewriter *rw, o2m_node *n) {
 }
 
 /* A node shell: names, inputs, attributes, core opset; outputs not set. */
-static o2m_node *new_node(o2m_rewriter *rw, const char *op_type, int n_in,
+static o2m_node *new_node(o2m_rewriter *rw, const char *domain, const char *op_type, int n_in,
                           o2m_value *const *inputs, int n_out,
                           const o2m_attr *attrs, int n_attrs) {
   o2m_arena *arena = &rw->model->arena;
@@ -41,7 +41,8 @@ static o2m_node *new_node(o2m_rewriter *rw, const char *op_type, int n_in,
   if (!n) return NULL;
   n->name = o2m_arena_printf(arena, "%s/%s_%d", rw->node->name, op_type, rw->counter++);
   n->op_type = op_type;
-  n->domain = n->overload = n->doc = "";
+  n->domain = domain;
+  n->overload = n->doc = "";
   n->n_inputs = n_in;
   n->n_outputs = n_out;
   n->input_names = o2m_arena_array(arena, (size_t)n_in + 1, sizeof(char *));
@@ -58,8 +59,8 @@ static o2m_node *new_node(o2m_rewriter *rw, const char *op_type, int n_in,
   }
   if (n_attrs) memcpy(n->attrs, attrs, (size_t)n_attrs * sizeof(o2m_attr));
   n->n_attrs = n_attrs;
-  n->opset = O2M_CORE_OPSET;
-  n->op = o2m_op_lookup("", op_type);
+  n->opset = domain[0] ? 1 : O2M_CORE_OPSET;
+  n->op = o2m_op_lookup(domain, op_type);
   n->graph = rw->graph;
   return n;
 }
@@ -75,7 +76,7 @@ static o2m_status infer_new(o2m_rewriter *rw, o2m_node *n) {
 o2m_value **o2m_rw_node(o2m_rewriter *rw, const char *op_type, int n_in,
                         o2m_value *const *inputs, int n_out,
                         const o2m_attr *attrs, int n_attrs) {
-  o2m_node *n = new_node(rw, op_type, n_in, inputs, n_out, attrs, n_attrs);
+  o2m_node *n = new_node(rw, "", op_type, n_in, inputs, n_out, attrs, n_attrs);
   if (!n) {
     RW_NOMEM(rw);
     return NULL;
@@ -106,7 +107,13 @@ o2m_status o2m_rw_node_into(o2m_rewriter *rw, const char *op_type, int n_in,
                             o2m_value *const *inputs, int n_out,
                             o2m_value *const *outputs, const o2m_attr *attrs,
                             int n_attrs) {
-  o2m_node *n = new_node(rw, op_type, n_in, inputs, n_out, attrs, n_attrs);
+  return o2m_rw_domain_node_into(rw, "", op_type, n_in, inputs, n_out, outputs, attrs, n_attrs);
+}
+
+o2m_status o2m_rw_domain_node_into(o2m_rewriter *rw, const char *domain, const char *op_type, int n_in,
+                                   o2m_value *const *inputs, int n_out, o2m_value *const *outputs,
+                                   const o2m_attr *attrs, int n_attrs) {
+  o2m_node *n = new_node(rw, domain, op_type, n_in, inputs, n_out, attrs, n_attrs);
   if (!n) return RW_NOMEM(rw);
   for (int k = 0; k < n_out; k++) {
     o2m_value *v = outputs[k];
@@ -122,7 +129,7 @@ o2m_status o2m_rw_node_into(o2m_rewriter *rw, const char *op_type, int n_in,
 o2m_status o2m_rw_update(o2m_rewriter *rw, int n_in, o2m_value *const *inputs,
                          const o2m_attr *attrs, int n_attrs) {
   o2m_node *old = rw->node;
-  o2m_node *n = new_node(rw, old->op_type, n_in, inputs, old->n_outputs, attrs, n_attrs);
+  o2m_node *n = new_node(rw, "", old->op_type, n_in, inputs, old->n_outputs, attrs, n_attrs);
   if (!n) return RW_NOMEM(rw);
   n->name = old->name;
   n->domain = old->domain;

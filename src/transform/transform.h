@@ -73,6 +73,11 @@ o2m_status o2m_transform_for_target(o2m_model *model, o2m_keeps_op_fn keeps, voi
 o2m_status o2m_transform_missing_ops(o2m_model *model, o2m_keeps_op_fn keeps, void *user,
                                      o2m_diag *diag);
 
+/* For the JIT with oneDNN's convolutions (emit.h, O2M_JIT_DNNL): the main
+ * graph's float32 2-D Convs as com.microsoft NhwcFusedConv, channels last,
+ * with the values between them (layout_channels_last.c). */
+o2m_status o2m_layout_channels_last(o2m_model *model, o2m_diag *diag);
+
 /* The rule for an op, or NULL when it has none. */
 const o2m_rewrite_rule *o2m_rewrite_rule_for(const char *domain,
                                              const char *op_type);
@@ -105,6 +110,11 @@ o2m_status o2m_rw_node_into(o2m_rewriter *rw, const char *op_type, int n_in,
                             o2m_value *const *inputs, int n_out,
                             o2m_value *const *outputs, const o2m_attr *attrs,
                             int n_attrs);
+/* o2m_rw_node_into for an op of another domain (one the op table has,
+ * e.g. com.microsoft), at opset 1 of that domain's table row. */
+o2m_status o2m_rw_domain_node_into(o2m_rewriter *rw, const char *domain, const char *op_type,
+                                   int n_in, o2m_value *const *inputs, int n_out,
+                                   o2m_value *const *outputs, const o2m_attr *attrs, int n_attrs);
 /* Keeps the node being replaced but changes it in place (new inputs,
  * attributes and O2M_CORE_OPSET), re-inferring it: the usual way to
  * normalize an old form (attribute -> input). */

@@ -72,6 +72,9 @@ typedef struct lw_target {
    * `id` at the end of cx->block (NULL: func.call of the function, which
    * the module then declares). */
   o2m_status (*failure_call)(struct lw_ctx *cx, int id);
+  /* NULL, or the lowering of an op the target lowers only for the JIT
+   * (lw_ctx.for_jit), outside its table: checked first there. */
+  lw_lower_fn (*jit_lowering_for)(int for_jit, const char *domain, const char *op_type);
 } lw_target;
 
 

@@ -479,7 +479,10 @@ o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g) {
     cx->node = n;
     cx->loc = mlirLocationNameGet(cx->mc, str_ref(n->name[0] ? n->name : n->op_type),
                                   mlirLocationUnknownGet(cx->mc));
-    lw_lower_fn lower = cx->target->lowering_for(n->domain, n->op_type);
+    lw_lower_fn lower = cx->for_jit && cx->target->jit_lowering_for
+                            ? cx->target->jit_lowering_for(cx->for_jit, n->domain, n->op_type)
+                            : NULL;
+    if (!lower) lower = cx->target->lowering_for(n->domain, n->op_type);
     if (!lower) return lw_unsupported(cx, "no %s lowering", cx->target->name);
     o2m_status s = lower(cx);
     if (!s && profile) s = profile_mark(cx, i);

@@ -302,6 +302,7 @@ o2m_status lw_emit_module(const lw_target *target, o2m_model *model, MlirContext
                           int for_jit, const o2m_io_value *inputs, o2m_io_value *outputs,
                           MlirModule *out, o2m_diag *diag) {
   o2m_status s = lw_prepare_model(target, model, diag);
+  if (!s && (for_jit & O2M_JIT_DNNL)) s = o2m_layout_channels_last(model, diag);
   if (s) return s;
   target->load_dialects(mc);
   mlir_messages messages = {{0}, 0};

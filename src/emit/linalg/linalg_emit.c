@@ -8,6 +8,8 @@
 #include <mlir-c/Dialect/SCF.h>
 #include <mlir-c/Dialect/Tensor.h>
 
+#include <string.h>
+
 #include "emit/emit.h"
 #include "emit/linalg/lower.h"
 
@@ -26,8 +28,20 @@ o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc, int for_jit,
   return o2m_emit_linalg_module_io(model, mc, for_jit, NULL, NULL, out, diag);
 }
 
-static const lw_target linalg_target = {"Linalg", lw_lowering_for, load_dialects,
-                                        "arith.constant", "value", NULL};
+/* The JIT's channels-last convolutions and max pools (O2M_JIT_DNNL). */
+static lw_lower_fn jit_lowering_for(int for_jit, const char *domain, const char *op_type) {
+  if (!(for_jit & O2M_JIT_DNNL) || strcmp(domain, "com.microsoft") != 0) return NULL;
+  if (strcmp(op_type, "NhwcFusedConv") == 0) return lw_lower_dnnl_conv;
+  if (strcmp(op_type, "NhwcMaxPool") == 0) return lw_lower_dnnl_max_pool;
+  return NULL;
+}
+
+static const lw_target linalg_target = {.name = "Linalg",
+                                        .lowering_for = lw_lowering_for,
+                                        .load_dialects = load_dialects,
+                                        .const_op = "arith.constant",
+                                        .const_attr = "value",
+                                        .jit_lowering_for = jit_lowering_for};
 
 o2m_status o2m_emit_linalg_module_io(o2m_model *model, MlirContext mc, int for_jit,
                                      const struct o2m_io_value *inputs, struct o2m_io_value *outputs,

@@ -83,6 +83,10 @@ o2m_status lw_for(lw_ctx *cx, MlirValue lb, MlirValue ub, int n, const MlirValue
 #define LOWER(op, fn) o2m_status fn(lw_ctx *cx);
 #include "emit/linalg/lower_rules.def"
 #undef LOWER
+/* com.microsoft NhwcFusedConv and NhwcMaxPool for the JIT (O2M_JIT_DNNL;
+ * lower_dnnl.c). */
+o2m_status lw_lower_dnnl_conv(lw_ctx *cx);
+o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx);
 
 /* o2m_emit_linalg_module for a run on `inputs` (o2m_runtime_input
  * order; may be NULL when all are tensors): each element of a sequence or

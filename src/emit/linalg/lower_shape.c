@@ -663,6 +663,39 @@ o2m_status lw_lower_reshape(lw_ctx *cx) {
 
 /* ---- Transpose ------------------------------------------------------------------ */
 
+static o2m_status copy_yield(lw_ctx *cx, const MlirValue *args, MlirValue *yields, void *user) {
+  (void)cx, (void)user;
+  yields[0] = args[0];
+  return O2M_OK;
+}
+
+/* For the JIT: out[k] = x[perm[k]] in loops over the output's dims in
+ * order, except that the output dim which walks x's last dim goes second
+ * to last: each innermost run writes a contiguous output row while the
+ * rows it reads stay in cache across the loop around it (a plain order
+ * reads x with a stride in every iteration: NHWC to NCHW of 64x112x112
+ * took 9 ms). */
+static o2m_status jit_transpose(lw_ctx *cx, MlirValue x, MlirType out_type, const lw_ix *dims, const int *in_dim_of,
+                                int rank, MlirValue *result) {
+  int order[LW_MAX_RANK], n = 0, walker = -1; /* order[l]: the output dim of loop l */
+  for (int k = 0; k < rank; k++)
+    if (in_dim_of[k] == rank - 1) walker = k;
+  for (int k = 0; k < rank - 1; k++)
+    if (k != walker) order[n++] = k;
+  if (walker != rank - 1) order[n++] = walker;
+  order[n++] = rank - 1;
+  int out_exprs[LW_MAX_RANK], in_exprs[LW_MAX_RANK];
+  for (int l = 0; l < rank; l++) out_exprs[order[l]] = l;
+  for (int k = 0; k < rank; k++) in_exprs[in_dim_of[k]] = out_exprs[k];
+  char iters[LW_MAX_RANK + 1];
+  memset(iters, 'p', (size_t)rank);
+  iters[rank] = 0;
+  MlirValue init = lw_empty_ix(cx, out_type, dims);
+  MlirAttribute maps[2] = {lw_affine_map(cx, rank, rank, in_exprs), lw_affine_map(cx, rank, rank, out_exprs)};
+  lw_generic_spec spec = {rank, iters, 1, 1, &x, &maps[0], &init, &maps[1], copy_yield, NULL};
+  return lw_generic(cx, &spec, result);
+}
+
 o2m_status lw_lower_transpose(lw_ctx *cx) {
   MlirValue x = lw_in(cx, 0);
   MlirType out_type = lw_tensor_type(cx, lw_out_type(cx, 0));
@@ -670,7 +703,7 @@ o2m_status lw_lower_transpose(lw_ctx *cx) {
     return lw_unsupported(cx, "the output type is not known");
   int rank = lw_rank(x);
   const int64_t *perm;
-  int n = lw_attr_ints(cx, "perm", &perm), exprs[LW_MAX_RANK], identity = 1;
+  int n = lw_attr_ints(cx, "perm", &perm), exprs[LW_MAX_RANK], in_dim_of[LW_MAX_RANK], identity = 1;
   char seen[LW_MAX_RANK] = {0};
   lw_ix dims[LW_MAX_RANK];
   if (n >= 0 && n != rank) return lw_error(cx, "perm has %d entries for rank %d", n, rank);
@@ -678,13 +711,19 @@ o2m_status lw_lower_transpose(lw_ctx *cx) {
     int64_t p = n < 0 ? rank - 1 - k : perm[k];
     if (p < 0 || p >= rank || seen[p]++) return lw_error(cx, "perm is not a permutation");
     exprs[p] = k; /* input dim p is read at loop k */
+    in_dim_of[k] = (int)p;
     identity &= p == k;
   }
   if (identity) return lw_set_out(cx, 0, x);
   for (int p = 0; p < rank; p++) dims[exprs[p]] = lw_ix_dim(cx, x, p);
-  MlirAttribute map = lw_affine_map(cx, rank, rank, exprs);
   MlirValue result;
-  o2m_status s = lw_index_generic(cx, out_type, dims, 1, &x, &map, lw_copy_body, NULL, &result);
+  o2m_status s;
+  if (cx->for_jit) {
+    s = jit_transpose(cx, x, out_type, dims, in_dim_of, rank, &result);
+  } else {
+    MlirAttribute map = lw_affine_map(cx, rank, rank, exprs);
+    s = lw_index_generic(cx, out_type, dims, 1, &x, &map, lw_copy_body, NULL, &result);
+  }
   return s ? s : lw_set_out(cx, 0, result);
 }
 

@@ -1,0 +1,184 @@
+/* lower_dnnl.c - the JIT's channels-last convolutions and max pools
+ * (emit.h, O2M_JIT_DNNL): a com.microsoft NhwcFusedConv node that
+ * o2m_layout_channels_last made, Y = act(Conv(X, W, B) + Z) with X, Z, Y
+ * [N, H, W, C] and W in ONNX's layout, becomes one call of the executor's
+ * oneDNN kernel on buffers:
+ *   %x = bufferization.to_buffer X read_only, the same for W, B, Z
+ *   %y = memref.alloc(), call @O2M_DNNL_CONV_CALL(%x, %w, %b, %z, %y, %params)
+ *   Y = bufferization.to_tensor %y restrict writable
+ * params (int64, exec_dnnl.c): the call site (the node's index), which of
+ * B and Z are there, strides, pads, dilations, groups and the activation
+ * (0 none, 1 Relu, 2 Clip with its bounds as float bits). An NhwcMaxPool
+ * is a call of O2M_DNNL_POOL_CALL(%x, %y, %params) the same way, params:
+ * the site, kernel, strides, pads (the bottom and right ones those that
+ * give the node's output size, ceil_mode included), dilations. Other nodes of
+ * the op, and every module not for the JIT, never come here: the shared
+ * layer writes NhwcFusedConv in ONNX ops for them.
+ */
+#include <string.h>
+
+#include "emit/emit.h"
+#include "emit/linalg/lower.h"
+
+enum { N_PARAMS = 15 };
+
+static const char conv_memref[] = "memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>";
+static const char vec_memref[] = "memref<?xf32, strided<[?], offset: ?>>";
+static const char params_memref[] = "memref<?xi64, strided<[?], offset: ?>>";
+
+/* `memref<shape x elem, strided<[?...], offset: ?>>` of a static tensor type. */
+static MlirType strided_buffer_type(lw_ctx *cx, MlirType tensor) {
+  int rank = (int)mlirShapedTypeGetRank(tensor);
+  int64_t strides[4] = {0};
+  for (int k = 0; k < rank; k++) strides[k] = mlirShapedTypeGetDynamicStrideOrOffset();
+  int64_t sizes[4];
+  for (int k = 0; k < rank; k++) sizes[k] = mlirShapedTypeGetDimSize(tensor, k);
+  MlirAttribute layout = mlirStridedLayoutAttrGet(cx->mc, mlirShapedTypeGetDynamicStrideOrOffset(), rank, strides);
+  return mlirMemRefTypeGet(mlirShapedTypeGetElementType(tensor), rank, sizes, layout, mlirAttributeGetNull());
+}
+
+/* The tensor as a buffer of the kernel's (dynamic) type. */
+static MlirValue as_buffer(lw_ctx *cx, MlirValue tensor, const char *kernel_type) {
+  MlirType t = strided_buffer_type(cx, mlirValueGetType(tensor));
+  MlirValue b = lw_op1(cx, "bufferization.to_buffer", 1, &tensor, t, "read_only");
+  return mlirValueIsNull(b) ? b : lw_op1(cx, "memref.cast", 1, &b, lw_type(cx, kernel_type), NULL);
+}
+
+/* A new buffer for a result of static tensor type t (the dialects the
+ * calls need loaded first). */
+static MlirValue result_buffer(lw_ctx *cx, MlirType t) {
+  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("bufferization"));
+  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("memref"));
+  int64_t sizes[4];
+  for (int k = 0; k < 4; k++) sizes[k] = mlirShapedTypeGetDimSize(t, k);
+  MlirType buffer = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), 4, sizes, mlirAttributeGetNull(),
+                                      mlirAttributeGetNull());
+  return lw_op1(cx, "memref.alloc", 0, NULL, buffer, "alignment = 64 : i64, operandSegmentSizes = array<i32: 0, 0>");
+}
+
+/* The buffer the kernel wrote as the node's output. */
+static o2m_status set_result(lw_ctx *cx, MlirValue buffer, MlirType t) {
+  MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &buffer, t, "restrict, writable");
+  return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take the kernel's result") : lw_set_out(cx, 0, out);
+}
+
+/* Declares kernel `name` with `signature` in the module once. */
+static void declare_kernel(lw_ctx *cx, const char *fn, const char *signature) {
+  MlirBlock body = mlirModuleGetBody(cx->module);
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    MlirAttribute name = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_name"));
+    if (!mlirAttributeIsNull(name) && mlirAttributeIsAString(name)) {
+      MlirStringRef s = mlirStringAttrGetValue(name);
+      if (s.length == strlen(fn) && memcmp(s.data, fn, s.length) == 0) return;
+    }
+  }
+  char attrs[1024];
+  snprintf(attrs, sizeof(attrs),
+           "sym_name = \"%s\", sym_visibility = \"private\", function_type = %s, llvm.emit_c_interface", fn,
+           signature);
+  MlirBlock saved = cx->block;
+  cx->block = body;
+  lw_op(cx, "func.func", 0, NULL, 0, NULL, attrs, 1);
+  cx->block = saved;
+}
+
+/* The activation's code and bounds; -1 for one the kernel has not. */
+static int activation(lw_ctx *cx, float *lo, float *hi) {
+  const char *act = lw_attr_string(cx, "activation", "");
+  *lo = *hi = 0;
+  if (!act[0]) return 0;
+  if (strcmp(act, "Relu") == 0) return 1;
+  const o2m_attr *p = lw_attr(cx, "activation_params");
+  if (strcmp(act, "Clip") != 0 || !p || p->type != O2M_ATTR_FLOATS || p->count != 2) return -1;
+  *lo = p->floats[0], *hi = p->floats[1];
+  return 2;
+}
+
+static int ints_or(lw_ctx *cx, const char *name, int n, int64_t dflt, int64_t *out) {
+  const int64_t *v;
+  int count = lw_attr_ints(cx, name, &v);
+  for (int i = 0; i < n; i++) out[i] = count < 0 ? dflt : i < count ? v[i] : -1;
+  return count < 0 || count == n;
+}
+
+o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
+  if (!(cx->for_jit & O2M_JIT_DNNL)) return lw_unsupported(cx, "NhwcFusedConv is lowered for the JIT only");
+  MlirValue x = lw_in(cx, 0), w = lw_in(cx, 1), b = lw_in(cx, 2), z = lw_in(cx, 3);
+  const o2m_type *yt = lw_out_type(cx, 0);
+  MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
+  if (mlirValueIsNull(x) || mlirValueIsNull(w) || mlirTypeIsNull(y_type) || !mlirShapedTypeHasStaticShape(y_type) ||
+      !mlirShapedTypeHasStaticShape(mlirValueGetType(x)) || !mlirShapedTypeHasStaticShape(mlirValueGetType(w)) ||
+      mlirShapedTypeGetRank(y_type) != 4 || yt->elem != O2M_DT_FLOAT)
+    return lw_unsupported(cx, "a channels-last convolution not of static float32 4-D tensors");
+  int64_t p[N_PARAMS] = {0};
+  float lo, hi;
+  int act = activation(cx, &lo, &hi);
+  const char *auto_pad = lw_attr_string(cx, "auto_pad", "NOTSET");
+  if (act < 0 || strcmp(auto_pad, "NOTSET") != 0 || !ints_or(cx, "strides", 2, 1, p + 3) ||
+      !ints_or(cx, "pads", 4, 0, p + 5) || !ints_or(cx, "dilations", 2, 1, p + 9))
+    return lw_unsupported(cx, "a channels-last convolution of a form the kernel does not take");
+  /* ONNX's pads are [top, left, bottom, right]: the kernel's order too */
+  p[0] = (int64_t)cx->node->index;
+  p[1] = !mlirValueIsNull(b);
+  p[2] = !mlirValueIsNull(z);
+  p[11] = lw_attr_int(cx, "group", 1);
+  p[12] = act;
+  memcpy(&p[13], &lo, sizeof(float));
+  memcpy(&p[14], &hi, sizeof(float));
+  char signature[512];
+  snprintf(signature, sizeof(signature), "(%s, %s, %s, %s, %s, %s) -> ()", conv_memref, conv_memref, vec_memref,
+           conv_memref, conv_memref, params_memref);
+  declare_kernel(cx, O2M_DNNL_CONV_CALL, signature);
+  MlirValue y = result_buffer(cx, y_type);
+  MlirValue y_arg = mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, conv_memref), NULL);
+  if (mlirValueIsNull(b)) b = lw_filled(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, 1, (int64_t[]){1}), NULL,
+                                        lw_const_scalar(cx, O2M_DT_FLOAT, 0));
+  MlirValue args[6] = {as_buffer(cx, x, conv_memref), as_buffer(cx, w, conv_memref), as_buffer(cx, b, vec_memref),
+                       mlirValueIsNull(z) ? y_arg : as_buffer(cx, z, conv_memref), y_arg,
+                       as_buffer(cx, lw_const_i64_tensor(cx, p, N_PARAMS), params_memref)};
+  for (int i = 0; i < 6; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass the convolution's operands");
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 6, args, 0, NULL, "callee = @" O2M_DNNL_CONV_CALL, 0)))
+    return lw_error(cx, "internal: cannot call the convolution kernel");
+  return set_result(cx, y, y_type);
+}
+
+/* ---- NhwcMaxPool ------------------------------------------------------------------------ */
+
+enum { N_POOL_PARAMS = 11 };
+
+o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx) {
+  if (!(cx->for_jit & O2M_JIT_DNNL)) return lw_unsupported(cx, "NhwcMaxPool is lowered for the JIT only");
+  MlirValue x = lw_in(cx, 0);
+  const o2m_type *yt = lw_out_type(cx, 0);
+  MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
+  if (mlirValueIsNull(x) || mlirTypeIsNull(y_type) || !mlirShapedTypeHasStaticShape(y_type) ||
+      !mlirShapedTypeHasStaticShape(mlirValueGetType(x)) || mlirShapedTypeGetRank(y_type) != 4 ||
+      yt->elem != O2M_DT_FLOAT)
+    return lw_unsupported(cx, "a channels-last max pool not of static float32 4-D tensors");
+  int64_t p[N_POOL_PARAMS] = {(int64_t)cx->node->index};
+  const char *auto_pad = lw_attr_string(cx, "auto_pad", "NOTSET");
+  if ((strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0) || !ints_or(cx, "kernel_shape", 2, 1, p + 1) ||
+      !ints_or(cx, "strides", 2, 1, p + 3) || !ints_or(cx, "pads", 4, 0, p + 5) || !ints_or(cx, "dilations", 2, 1, p + 9))
+    return lw_unsupported(cx, "a channels-last max pool of a form the kernel does not take");
+  if (strcmp(auto_pad, "VALID") == 0) memset(p + 5, 0, 4 * sizeof(int64_t));
+  /* the bottom and right pads that make the output's size (ceil_mode) */
+  for (int i = 0; i < 2; i++) {
+    int64_t in = mlirShapedTypeGetDimSize(mlirValueGetType(x), 1 + i), out = mlirShapedTypeGetDimSize(y_type, 1 + i);
+    int64_t extent = (p[1 + i] - 1) * p[9 + i] + 1;
+    p[7 + i] = (out - 1) * p[3 + i] + extent - in - p[5 + i];
+  }
+  char signature[256];
+  snprintf(signature, sizeof(signature), "(%s, %s, %s) -> ()", conv_memref, conv_memref, params_memref);
+  declare_kernel(cx, O2M_DNNL_POOL_CALL, signature);
+  MlirValue y = result_buffer(cx, y_type);
+  MlirValue args[3] = {as_buffer(cx, x, conv_memref),
+                       mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, conv_memref), NULL),
+                       as_buffer(cx, lw_const_i64_tensor(cx, p, N_POOL_PARAMS), params_memref)};
+  for (int i = 0; i < 3; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass the pool's operands");
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 3, args, 0, NULL, "callee = @" O2M_DNNL_POOL_CALL, 0)))
+    return lw_error(cx, "internal: cannot call the pool kernel");
+  return set_result(cx, y, y_type);
+}

@@ -1,0 +1,463 @@
+/* exec_dnnl.c - float32 2-D convolutions and max pools through oneDNN
+ * (Debian's libdnnl.so.2, loaded at run time) for the JIT.
+ *
+ * Owns: finding oneDNN (none, or ONNX2MLIR_NO_DNNL=1: the JIT keeps its
+ * own convolutions), the kernels that the Linalg emitter's channels-last
+ * convolutions and max pools call (lower_dnnl.c, O2M_DNNL_CONV_CALL,
+ * O2M_DNNL_POOL_CALL) and the primitives they keep between calls. A call
+ * site is one convolution (or pool) of one
+ * loaded model: its primitive and its weights, reordered once into the
+ * layout oneDNN's kernel wants, live until that model is freed
+ * (exec_dnnl_release); the executor names the model it runs around each
+ * call (exec_dnnl_set_owner). A call without a named model builds and
+ * frees them every time. Everything runs on one thread, as the rest of the
+ * generated code.
+ *
+ * The call: y [N, OH, OW, F] = act(conv(x [N, H, W, C], w [F, C/g, KH, KW])
+ * + b [F] (+ z, the same shape as y)), every operand a strided memref
+ * descriptor, and params (int64): site, has_bias, has_z, stride h/w, pads
+ * top/left/bottom/right, dilation h/w (1 = none), groups, activation
+ * (0 none, 1 Relu, 2 Clip), the Clip bounds as float bits. The pool: y =
+ * the max of each window of x (both [N, H, W, C]), params: site, kernel,
+ * strides, pads, dilations. What oneDNN refuses runs as plain C loops.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit/emit.h"
+#include "exec/exec_internal.h"
+
+#ifdef O2M_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+
+/* ---- the library ------------------------------------------------------------ */
+
+#define DNNL_FUNCTIONS(X)                                                                                  \
+  X(dnnl_engine_create)                                                                                    \
+  X(dnnl_stream_create)                                                                                    \
+  X(dnnl_stream_wait)                                                                                      \
+  X(dnnl_memory_desc_init_by_tag)                                                                          \
+  X(dnnl_memory_desc_equal)                                                                                \
+  X(dnnl_dilated_convolution_forward_desc_init)                                                            \
+  X(dnnl_pooling_v2_forward_desc_init)                                                                     \
+  X(dnnl_primitive_attr_create)                                                                            \
+  X(dnnl_primitive_attr_destroy)                                                                           \
+  X(dnnl_primitive_attr_set_post_ops)                                                                      \
+  X(dnnl_post_ops_create)                                                                                  \
+  X(dnnl_post_ops_destroy)                                                                                 \
+  X(dnnl_post_ops_append_sum)                                                                              \
+  X(dnnl_post_ops_append_eltwise)                                                                          \
+  X(dnnl_primitive_desc_create)                                                                            \
+  X(dnnl_primitive_desc_destroy)                                                                           \
+  X(dnnl_primitive_desc_query_md)                                                                          \
+  X(dnnl_reorder_primitive_desc_create)                                                                    \
+  X(dnnl_primitive_create)                                                                                 \
+  X(dnnl_primitive_destroy)                                                                                \
+  X(dnnl_primitive_execute)                                                                                \
+  X(dnnl_memory_create)                                                                                    \
+  X(dnnl_memory_destroy)                                                                                   \
+  X(dnnl_memory_set_data_handle)
+
+#define DECLARE(f) static __typeof__(f) *p_##f;
+DNNL_FUNCTIONS(DECLARE)
+#undef DECLARE
+
+static void (*p_omp_set_num_threads)(int);
+static pthread_once_t dnnl_once = PTHREAD_ONCE_INIT;
+static int dnnl_ready;
+static dnnl_engine_t engine;
+static dnnl_stream_t stream;
+
+static void one_thread(void) {
+  if (p_omp_set_num_threads) p_omp_set_num_threads(1);
+}
+
+static void find_dnnl(void) {
+  const char *off = getenv("ONNX2MLIR_NO_DNNL");
+  if (off && *off && strcmp(off, "0") != 0) return;
+  void *lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return;
+  int found = 1;
+#define RESOLVE(f) found &= (p_##f = (__typeof__(f) *)(uintptr_t)dlsym(lib, #f)) != NULL;
+  DNNL_FUNCTIONS(RESOLVE)
+#undef RESOLVE
+  /* the OpenMP runtime oneDNN links: one thread per call (omp's setting
+   * is the calling thread's) */
+  p_omp_set_num_threads = (void (*)(int))(uintptr_t)dlsym(lib, "omp_set_num_threads");
+  if (!found) return;
+  one_thread();
+  if (p_dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) return;
+  if (p_dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) != dnnl_success) return;
+  dnnl_ready = 1;
+}
+
+int exec_dnnl_available(void) {
+  pthread_once(&dnnl_once, find_dnnl);
+  return dnnl_ready;
+}
+
+/* ---- call sites ----------------------------------------------------------------- */
+
+typedef struct memref4 {
+  float *allocated, *aligned;
+  int64_t offset, sizes[4], strides[4];
+} memref4;
+
+typedef struct memref1 {
+  void *allocated, *aligned;
+  int64_t offset, sizes[1], strides[1];
+} memref1;
+
+enum { P_SITE, P_HAS_BIAS, P_HAS_Z, P_STRIDE, P_PAD = P_STRIDE + 2, P_DILATION = P_PAD + 4, P_GROUPS = P_DILATION + 2,
+       P_ACT, P_ALPHA, P_BETA, P_COUNT };
+enum { KEY_WORDS = P_COUNT + 8 }; /* the params and the dims of x and w */
+
+typedef struct conv_site {
+  struct conv_site *next;
+  const void *owner;
+  int64_t key[KEY_WORDS];
+  const float *weights; /* what `wei` holds, reordered */
+  pthread_mutex_t lock;
+  dnnl_primitive_t conv;
+  dnnl_memory_t src, wei, bias, dst;
+} conv_site;
+
+static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
+static conv_site *sites;
+static _Thread_local const void *current_owner;
+
+const void *exec_dnnl_set_owner(const void *owner) {
+  const void *was = current_owner;
+  current_owner = owner;
+  return was;
+}
+
+static void drop_parts(conv_site *s) {
+  if (s->conv) p_dnnl_primitive_destroy(s->conv);
+  dnnl_memory_t mems[4] = {s->src, s->wei, s->bias, s->dst};
+  for (int i = 0; i < 4; i++)
+    if (mems[i]) p_dnnl_memory_destroy(mems[i]);
+  s->conv = NULL, s->src = s->wei = s->bias = s->dst = NULL;
+  s->weights = NULL;
+}
+
+static void free_site(conv_site *s) {
+  drop_parts(s);
+  pthread_mutex_destroy(&s->lock);
+  free(s);
+}
+
+void exec_dnnl_release(const void *owner) {
+  if (!dnnl_ready || !owner) return;
+  pthread_mutex_lock(&sites_lock);
+  for (conv_site **p = &sites; *p;) {
+    conv_site *s = *p;
+    if (s->owner == owner) {
+      *p = s->next;
+      free_site(s);
+    } else {
+      p = &s->next;
+    }
+  }
+  pthread_mutex_unlock(&sites_lock);
+}
+
+static int tag_desc(dnnl_memory_desc_t *md, int rank, const int64_t *dims, dnnl_format_tag_t tag) {
+  dnnl_dims_t d;
+  for (int i = 0; i < rank; i++) d[i] = dims[i];
+  return p_dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, tag) == dnnl_success;
+}
+
+/* Builds the site's primitive and memories (weights reordered from w). */
+static int build_site(conv_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
+  int64_t g = p[P_GROUPS], f = w->sizes[0];
+  int64_t src_dims[4] = {x->sizes[0], x->sizes[3], x->sizes[1], x->sizes[2]};
+  int64_t dst_dims[4] = {y->sizes[0], y->sizes[3], y->sizes[1], y->sizes[2]};
+  int64_t w_dims[5] = {g, f / g, w->sizes[1], w->sizes[2], w->sizes[3]}, b_dims[1] = {f};
+  dnnl_memory_desc_t src_md, dst_md, w_plain, w_any, b_md;
+  int grouped = g > 1;
+  if (!tag_desc(&src_md, 4, src_dims, dnnl_nhwc) || !tag_desc(&dst_md, 4, dst_dims, dnnl_nhwc) ||
+      !tag_desc(&b_md, 1, b_dims, dnnl_x) ||
+      !tag_desc(&w_plain, grouped ? 5 : 4, grouped ? w_dims : w_dims + 1, grouped ? dnnl_goihw : dnnl_oihw) ||
+      !tag_desc(&w_any, grouped ? 5 : 4, grouped ? w_dims : w_dims + 1, dnnl_format_tag_any))
+    return 0;
+  dnnl_dims_t strides = {p[P_STRIDE], p[P_STRIDE + 1]}, dilates = {p[P_DILATION] - 1, p[P_DILATION + 1] - 1};
+  dnnl_dims_t pad_l = {p[P_PAD], p[P_PAD + 1]}, pad_r = {p[P_PAD + 2], p[P_PAD + 3]};
+  dnnl_convolution_desc_t cd;
+  if (p_dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src_md,
+                                                   &w_any, p[P_HAS_BIAS] ? &b_md : NULL, &dst_md, strides, dilates,
+                                                   pad_l, pad_r) != dnnl_success)
+    return 0;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t ops = NULL;
+  int ok = p_dnnl_primitive_attr_create(&attr) == dnnl_success && p_dnnl_post_ops_create(&ops) == dnnl_success;
+  if (ok && p[P_HAS_Z]) ok = p_dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success;
+  float lo, hi;
+  memcpy(&lo, &p[P_ALPHA], sizeof(float));
+  memcpy(&hi, &p[P_BETA], sizeof(float));
+  if (ok && p[P_ACT] == 1) ok = p_dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f) == dnnl_success;
+  if (ok && p[P_ACT] == 2) ok = p_dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_clip_v2, lo, hi) == dnnl_success;
+  if (ok) ok = p_dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+  dnnl_primitive_desc_t pd = NULL;
+  if (ok) ok = p_dnnl_primitive_desc_create(&pd, &cd, attr, engine, NULL) == dnnl_success;
+  if (ops) p_dnnl_post_ops_destroy(ops);
+  if (attr) p_dnnl_primitive_attr_destroy(attr);
+  if (!ok) return 0;
+  const dnnl_memory_desc_t *w_md = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  ok = p_dnnl_primitive_create(&s->conv, pd) == dnnl_success &&
+       p_dnnl_memory_create(&s->src, &src_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->dst, &dst_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->bias, &b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->wei, w_md, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
+  /* the weights, reordered once (oneDNN copies plain ones too) */
+  dnnl_primitive_desc_t rpd = NULL;
+  dnnl_primitive_t reorder = NULL;
+  dnnl_memory_t plain = NULL;
+  const float *wp = w->aligned + w->offset;
+  ok = ok && p_dnnl_memory_create(&plain, &w_plain, engine, (void *)(uintptr_t)wp) == dnnl_success &&
+       p_dnnl_reorder_primitive_desc_create(&rpd, &w_plain, engine, w_md, engine, NULL) == dnnl_success &&
+       p_dnnl_primitive_create(&reorder, rpd) == dnnl_success;
+  if (ok) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, s->wei}};
+    ok = p_dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success && p_dnnl_stream_wait(stream) == dnnl_success;
+  }
+  if (reorder) p_dnnl_primitive_destroy(reorder);
+  if (rpd) p_dnnl_primitive_desc_destroy(rpd);
+  if (plain) p_dnnl_memory_destroy(plain);
+  p_dnnl_primitive_desc_destroy(pd);
+  s->weights = wp;
+  return ok;
+}
+
+/* Builds a site's primitive and memories; 0 when oneDNN refuses. */
+typedef int (*site_builder)(conv_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y);
+
+/* The site of `key` (params and shapes) for the current model, built on
+ * first use (locked; NULL when oneDNN refuses it). */
+static conv_site *find_site(const int64_t *key, site_builder build, const int64_t *p, const memref4 *x,
+                            const memref4 *w, const memref4 *y, int *owned) {
+  const void *owner = current_owner;
+  *owned = 0;
+  pthread_mutex_lock(&sites_lock);
+  conv_site *s = sites;
+  while (owner && s && (s->owner != owner || memcmp(s->key, key, sizeof(s->key)) != 0)) s = s->next;
+  if (!owner || !s) {
+    s = calloc(1, sizeof(*s));
+    if (s) {
+      s->owner = owner;
+      memcpy(s->key, key, sizeof(s->key));
+      pthread_mutex_init(&s->lock, NULL);
+      if (!build(s, p, x, w, y)) {
+        free_site(s);
+        s = NULL;
+      } else if (owner) {
+        s->next = sites;
+        sites = s;
+      } else {
+        *owned = 1;
+      }
+    }
+  }
+  if (s) pthread_mutex_lock(&s->lock);
+  pthread_mutex_unlock(&sites_lock);
+  return s;
+}
+
+/* Runs the site's primitive on x (and the bias) into y. */
+static int run_site(conv_site *s, const float *x, const float *bias, float *y) {
+  int n_args = 0;
+  dnnl_exec_arg_t args[4];
+  args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, s->src};
+  if (s->wei) args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, s->wei};
+  if (bias) args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, s->bias};
+  args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_DST, s->dst};
+  return s->conv && p_dnnl_memory_set_data_handle(s->src, (void *)(uintptr_t)x) == dnnl_success &&
+         p_dnnl_memory_set_data_handle(s->dst, y) == dnnl_success &&
+         (!bias || p_dnnl_memory_set_data_handle(s->bias, (void *)(uintptr_t)bias) == dnnl_success) &&
+         p_dnnl_primitive_execute(s->conv, stream, n_args, args) == dnnl_success &&
+         p_dnnl_stream_wait(stream) == dnnl_success;
+}
+
+/* ---- the kernel ------------------------------------------------------------------- */
+
+static int dense_nhwc(const memref4 *m) {
+  return m->strides[3] == 1 && m->strides[2] == m->sizes[3] && m->strides[1] == m->sizes[2] * m->sizes[3] &&
+         (m->sizes[0] == 1 || m->strides[0] == m->sizes[1] * m->sizes[2] * m->sizes[3]);
+}
+
+/* dst (dense) = m, element by element along its rows */
+static void copy_dense(const memref4 *m, float *dst) {
+  const float *base = m->aligned + m->offset;
+  for (int64_t a = 0; a < m->sizes[0]; a++)
+    for (int64_t b = 0; b < m->sizes[1]; b++)
+      for (int64_t c = 0; c < m->sizes[2]; c++) {
+        const float *row = base + a * m->strides[0] + b * m->strides[1] + c * m->strides[2];
+        for (int64_t d = 0; d < m->sizes[3]; d++) *dst++ = row[d * m->strides[3]];
+      }
+}
+
+static size_t elements(const memref4 *m) { return (size_t)(m->sizes[0] * m->sizes[1] * m->sizes[2] * m->sizes[3]); }
+
+/* A loop convolution for what oneDNN refuses (not expected: the emitter
+ * passes the forms it takes), the same arithmetic in plain C. */
+static void reference_conv(const int64_t *p, const float *x, const memref4 *xm, const memref4 *w, const float *b,
+                           float *y, const memref4 *ym) {
+  int64_t n = xm->sizes[0], h = xm->sizes[1], wd = xm->sizes[2], c = xm->sizes[3];
+  int64_t oh = ym->sizes[1], ow = ym->sizes[2], f = ym->sizes[3], kh = w->sizes[2], kw = w->sizes[3];
+  int64_t g = p[P_GROUPS], cg = c / g, fg = f / g;
+  const float *wp = w->aligned + w->offset;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t r = 0; r < oh; r++)
+      for (int64_t q = 0; q < ow; q++)
+        for (int64_t o = 0; o < f; o++) {
+          double acc = b ? b[o] : 0.0;
+          int64_t grp = o / fg;
+          for (int64_t u = 0; u < kh; u++) {
+            int64_t hy = r * p[P_STRIDE] - p[P_PAD] + u * p[P_DILATION];
+            if (hy < 0 || hy >= h) continue;
+            for (int64_t v = 0; v < kw; v++) {
+              int64_t wx = q * p[P_STRIDE + 1] - p[P_PAD + 1] + v * p[P_DILATION + 1];
+              if (wx < 0 || wx >= wd) continue;
+              const float *xp = x + ((i * h + hy) * wd + wx) * c + grp * cg;
+              for (int64_t k = 0; k < cg; k++) acc += xp[k] * wp[((o * cg + k) * kh + u) * kw + v];
+            }
+          }
+          float *out = y + ((i * oh + r) * ow + q) * f + o;
+          float val = (float)acc + (p[P_HAS_Z] ? *out : 0.0f);
+          float lo, hi;
+          memcpy(&lo, &p[P_ALPHA], sizeof(float));
+          memcpy(&hi, &p[P_BETA], sizeof(float));
+          if (p[P_ACT] == 1 && val < 0) val = 0;
+          if (p[P_ACT] == 2) val = val < lo ? lo : val > hi ? hi : val;
+          *out = val;
+        }
+}
+
+static void ciface_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 *y, memref1 *params) {
+  const int64_t *p = (const int64_t *)params->aligned + params->offset;
+  float *yp = y->aligned + y->offset; /* the emitter's buffer: dense */
+  if (p[P_HAS_Z]) copy_dense(z, yp);  /* the sum post-op adds into dst */
+  float *xd = NULL;
+  const float *xp = x->aligned + x->offset;
+  if (!dense_nhwc(x)) {
+    xd = malloc(elements(x) * sizeof(float));
+    if (xd) copy_dense(x, xd);
+    xp = xd;
+  }
+  const float *bp = p[P_HAS_BIAS] ? (const float *)b->aligned + b->offset : NULL;
+  one_thread();
+  int64_t key[KEY_WORDS];
+  memcpy(key, p, sizeof(int64_t) * P_COUNT);
+  memcpy(key + P_COUNT, x->sizes, sizeof(int64_t) * 4);
+  memcpy(key + P_COUNT + 4, w->sizes, sizeof(int64_t) * 4);
+  int owned = 0, done = 0;
+  conv_site *s = xp ? find_site(key, build_site, p, x, w, y, &owned) : NULL;
+  if (s) {
+    /* new weights at this site (not expected: they are the model's): reorder them again */
+    if (s->weights != w->aligned + w->offset) {
+      drop_parts(s);
+      if (!build_site(s, p, x, w, y)) drop_parts(s);
+    }
+    done = run_site(s, xp, bp, yp);
+    pthread_mutex_unlock(&s->lock);
+    if (owned) free_site(s);
+  }
+  if (!done && xp) reference_conv(p, xp, x, w, bp, yp, y);
+  free(xd);
+}
+
+/* ---- max pools ------------------------------------------------------------------------------ */
+
+enum { Q_SITE, Q_KERNEL, Q_STRIDE = Q_KERNEL + 2, Q_PAD = Q_STRIDE + 2, Q_DILATION = Q_PAD + 4, Q_COUNT = Q_DILATION + 2 };
+
+static int build_pool_site(conv_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
+  (void)w;
+  int64_t src_dims[4] = {x->sizes[0], x->sizes[3], x->sizes[1], x->sizes[2]};
+  int64_t dst_dims[4] = {y->sizes[0], y->sizes[3], y->sizes[1], y->sizes[2]};
+  dnnl_memory_desc_t src_md, dst_md;
+  if (!tag_desc(&src_md, 4, src_dims, dnnl_nhwc) || !tag_desc(&dst_md, 4, dst_dims, dnnl_nhwc)) return 0;
+  dnnl_dims_t strides = {p[Q_STRIDE], p[Q_STRIDE + 1]}, kernel = {p[Q_KERNEL], p[Q_KERNEL + 1]};
+  dnnl_dims_t dilates = {p[Q_DILATION] - 1, p[Q_DILATION + 1] - 1};
+  dnnl_dims_t pad_l = {p[Q_PAD], p[Q_PAD + 1]}, pad_r = {p[Q_PAD + 2], p[Q_PAD + 3]};
+  dnnl_pooling_v2_desc_t pool;
+  dnnl_primitive_desc_t pd = NULL;
+  int ok = p_dnnl_pooling_v2_forward_desc_init(&pool, dnnl_forward_inference, dnnl_pooling_max, &src_md, &dst_md,
+                                               strides, kernel, dilates, pad_l, pad_r) == dnnl_success &&
+           p_dnnl_primitive_desc_create(&pd, &pool, NULL, engine, NULL) == dnnl_success;
+  ok = ok && p_dnnl_primitive_create(&s->conv, pd) == dnnl_success &&
+       p_dnnl_memory_create(&s->src, &src_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->dst, &dst_md, engine, DNNL_MEMORY_NONE) == dnnl_success;
+  if (pd) p_dnnl_primitive_desc_destroy(pd);
+  return ok;
+}
+
+/* The same in plain C: the largest element of each window inside x. */
+static void reference_pool(const int64_t *p, const float *x, const memref4 *xm, float *y, const memref4 *ym) {
+  int64_t h = xm->sizes[1], wd = xm->sizes[2], c = xm->sizes[3];
+  for (int64_t i = 0; i < ym->sizes[0]; i++)
+    for (int64_t r = 0; r < ym->sizes[1]; r++)
+      for (int64_t q = 0; q < ym->sizes[2]; q++)
+        for (int64_t k = 0; k < c; k++) {
+          float best = -__builtin_inff();
+          for (int64_t u = 0; u < p[Q_KERNEL]; u++) {
+            int64_t hy = r * p[Q_STRIDE] - p[Q_PAD] + u * p[Q_DILATION];
+            for (int64_t v = 0; hy >= 0 && hy < h && v < p[Q_KERNEL + 1]; v++) {
+              int64_t wx = q * p[Q_STRIDE + 1] - p[Q_PAD + 1] + v * p[Q_DILATION + 1];
+              if (wx < 0 || wx >= wd) continue;
+              float e = x[((i * h + hy) * wd + wx) * c + k];
+              if (e > best || e != e) best = e;
+            }
+          }
+          y[((i * ym->sizes[1] + r) * ym->sizes[2] + q) * c + k] = best;
+        }
+}
+
+static void ciface_pool(memref4 *x, memref4 *y, memref1 *params) {
+  const int64_t *p = (const int64_t *)params->aligned + params->offset;
+  float *yp = y->aligned + y->offset, *xd = NULL;
+  const float *xp = x->aligned + x->offset;
+  if (!dense_nhwc(x)) {
+    xd = malloc(elements(x) * sizeof(float));
+    if (xd) copy_dense(x, xd);
+    xp = xd;
+  }
+  one_thread();
+  int64_t key[KEY_WORDS] = {0};
+  memcpy(key, p, sizeof(int64_t) * Q_COUNT);
+  key[KEY_WORDS - 1] = -1; /* no convolution's key ends so */
+  memcpy(key + Q_COUNT, x->sizes, sizeof(int64_t) * 4);
+  int owned = 0, done = 0;
+  conv_site *s = xp ? find_site(key, build_pool_site, p, x, NULL, y, &owned) : NULL;
+  if (s) {
+    done = run_site(s, xp, NULL, yp);
+    pthread_mutex_unlock(&s->lock);
+    if (owned) free_site(s);
+  }
+  if (!done && xp) reference_pool(p, xp, x, yp, y);
+  free(xd);
+}
+
+int exec_dnnl_symbols(exec_symbol *out) {
+  if (!exec_dnnl_available()) return 0;
+  out[0] = (exec_symbol){"_mlir_ciface_" O2M_DNNL_CONV_CALL, (void *)(uintptr_t)ciface_conv};
+  out[1] = (exec_symbol){"_mlir_ciface_" O2M_DNNL_POOL_CALL, (void *)(uintptr_t)ciface_pool};
+  return 2;
+}
+
+#else /* built without oneDNN's header: the JIT keeps its own convolutions */
+
+int exec_dnnl_available(void) { return 0; }
+const void *exec_dnnl_set_owner(const void *owner) {
+  (void)owner;
+  return NULL;
+}
+void exec_dnnl_release(const void *owner) { (void)owner; }
+int exec_dnnl_symbols(exec_symbol *out) {
+  (void)out;
+  return 0;
+}
+
+#endif

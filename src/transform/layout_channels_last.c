@@ -1,0 +1,384 @@
+/* layout_channels_last.c - the main graph's float32 2-D convolutions
+ * channels last, for the JIT's convolution library (emit.h, O2M_JIT_DNNL):
+ * oneDNN's fast kernels read and write [N, H, W, C], so each such Conv
+ * becomes a com.microsoft NhwcFusedConv (its X, Z and Y channels last, W
+ * as ONNX has it), and the values between them stay channels last:
+ *
+ *   - a value that has an NHWC twin keeps it for every consumer that can
+ *     take it: the ops of `agnostic` below (elementwise: their inputs
+ *     permuted alike, a constant operand of one element as it is, a 4-D
+ *     one transposed), Concat on the channels (axis 3 then), and
+ *     GlobalAveragePool (ReduceMean over axes 1, 2);
+ *   - a 4-D value without a twin that such a consumer reads gets one
+ *     Transpose (perm [0, 2, 3, 1]), shared by all;
+ *   - a value still read in NCHW (by any other op, a subgraph, or as a
+ *     graph output) is made from its twin by one Transpose back;
+ *   - a Relu or Clip (constant bounds) that alone reads a convolution's
+ *     output becomes its activation, and an Add of that output and a
+ *     twin its Z (then a Relu or Clip after the Add too), as onnxruntime's
+ *     fusers do: act(Conv(X, W, B) + Z).
+ * The rewrite is for the JIT only: `import` never sees these nodes, and
+ * the shared layer writes NhwcFusedConv in ONNX ops for every other use.
+ * Nothing changes in a graph without such a Conv.
+ */
+#include <string.h>
+
+#include "transform/decompose_kit.h"
+#include "util/diag.h"
+
+/* ---- per-value facts ------------------------------------------------------------ */
+
+typedef struct value_fact {
+  const o2m_value *key;
+  o2m_value *twin;   /* its NHWC form, once made */
+  int will_twin;     /* the analysis: it gets a twin */
+  int needs_nchw;    /* some reader takes it as it is */
+} value_fact;
+
+typedef struct layout {
+  o2m_rewriter rw;
+  value_fact *facts;
+  size_t cap;
+  char *converts;  /* per node index: 1 when rewritten channels last */
+  o2m_node **fused_into; /* per node index: the Conv that absorbs it */
+  o2m_node **fused_act, **fused_add; /* per Conv: what it absorbs */
+} layout;
+
+static value_fact *fact(layout *l, const o2m_value *v) {
+  size_t i = ((uintptr_t)v >> 4) * 0x9e3779b97f4a7c15ull % l->cap;
+  while (l->facts[i].key && l->facts[i].key != v) i = (i + 1) % l->cap;
+  l->facts[i].key = v;
+  return &l->facts[i];
+}
+
+static int is_op(const o2m_node *n, const char *op) { return !n->domain[0] && strcmp(n->op_type, op) == 0; }
+
+static const o2m_tensor *known(const o2m_value *v) {
+  const o2m_tensor *t = v ? (v->known ? v->known : v->init) : NULL;
+  return t && t->data ? t : NULL;
+}
+
+static int static_4d(const o2m_value *v) {
+  int64_t dims[4];
+  return v && xk_rank(v) == 4 && xk_static_dims(v, dims);
+}
+
+/* ---- what converts ----------------------------------------------------------------- */
+
+/* Elementwise ops with the same meaning in any layout (inputs permuted
+ * alike); attributes, if any, are scalars. */
+static const char *const agnostic[] = {
+    "Relu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Elu", "Selu", "Celu", "Neg",
+    "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Erf", "Softplus", "Softsign", "Mish", "Gelu", "Identity",
+    "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean", NULL};
+
+static int is_agnostic(const o2m_node *n) {
+  if (n->domain[0] || n->n_outputs != 1) return 0;
+  for (int i = 0; agnostic[i]; i++)
+    if (strcmp(n->op_type, agnostic[i]) == 0) return 1;
+  return 0;
+}
+
+static int one_element(const o2m_value *v) {
+  const o2m_tensor *t = known(v);
+  return t && t->count == 1 && t->rank <= 4;
+}
+
+static int explicit_pads(const o2m_node *n) {
+  const o2m_attr *pad = o2m_node_attr(n, "auto_pad");
+  return !pad || pad->type != O2M_ATTR_STRING || (pad->s.len == 6 && memcmp(pad->s.ptr, "NOTSET", 6) == 0) ||
+         (pad->s.len == 5 && memcmp(pad->s.ptr, "VALID", 5) == 0);
+}
+
+/* A Conv the library takes: float32 4-D static X and Y, constant W (and
+ * B), explicit pads. */
+static int library_conv(const o2m_node *n) {
+  if (!is_op(n, "Conv") || n->n_inputs < 2 || n->n_outputs != 1 || !n->outputs[0]) return 0;
+  const o2m_value *x = n->inputs[0], *w = n->inputs[1], *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+  if (!explicit_pads(n)) return 0;
+  return x && xk_elem(x) == O2M_DT_FLOAT && static_4d(x) && static_4d(n->outputs[0]) && known(w) &&
+         known(w)->rank == 4 && (!b || (known(b) && known(b)->rank == 1));
+}
+
+/* A float32 2-D MaxPool without its Indices output. */
+static int library_pool(const o2m_node *n) {
+  const o2m_attr *k = o2m_node_attr(n, "kernel_shape");
+  return is_op(n, "MaxPool") && n->n_inputs == 1 && n->inputs[0] && xk_elem(n->inputs[0]) == O2M_DT_FLOAT &&
+         (n->n_outputs == 1 || !n->outputs[1] || !n->outputs[1]->use_count) && n->outputs[0] &&
+         static_4d(n->inputs[0]) && static_4d(n->outputs[0]) && k && k->count == 2 && explicit_pads(n);
+}
+
+/* Which input positions of a converting node read twins (the others:
+ * constants, as they are or transposed). */
+static int reads_twin(const o2m_node *n, int i) {
+  if (library_conv(n)) return i == 0;
+  return 1;
+}
+
+/* Whether n can run channels last given which of its inputs will have
+ * twins: a library Conv always; an agnostic op when one input will and
+ * every other is 4-D static or a constant; Concat on the channels and
+ * GlobalAveragePool of a twin. */
+static int can_convert(layout *l, const o2m_node *n) {
+  if (library_conv(n)) return 1;
+  int any_twin = 0;
+  for (int i = 0; i < n->n_inputs; i++)
+    if (n->inputs[i] && fact(l, n->inputs[i])->will_twin) any_twin = 1;
+  if (!any_twin) return 0;
+  if (is_op(n, "MaxPool")) return library_pool(n);
+  if (n->n_outputs != 1 || !n->outputs[0] || !static_4d(n->outputs[0])) return 0;
+  if (is_op(n, "GlobalAveragePool")) return 1;
+  if (is_op(n, "Concat")) {
+    const o2m_attr *axis = o2m_node_attr(n, "axis");
+    if (!axis || (axis->i != 1 && axis->i != -3)) return 0;
+    for (int i = 0; i < n->n_inputs; i++)
+      if (!n->inputs[i] || !static_4d(n->inputs[i])) return 0;
+    return 1;
+  }
+  if (!is_agnostic(n)) return 0;
+  for (int i = 0; i < n->n_inputs; i++) {
+    const o2m_value *v = n->inputs[i];
+    if (!v || fact(l, v)->will_twin || one_element(v) || (known(v) && static_4d(v))) continue;
+    if (!static_4d(v)) return 0;
+  }
+  return 1;
+}
+
+/* Whether a and b are 4-D of the same static dims (no broadcast). */
+static int same_dims(const o2m_value *a, const o2m_value *b) {
+  int64_t da[4], db[4];
+  return static_4d(a) && static_4d(b) && xk_static_dims(a, da) && xk_static_dims(b, db) &&
+         memcmp(da, db, sizeof(da)) == 0;
+}
+
+/* The node reading v alone (its only use in this graph), or NULL. */
+static o2m_node *only_reader(const o2m_graph *g, const o2m_value *v) {
+  o2m_node *reader = NULL;
+  int uses = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i]->n_inputs; k++)
+      if (g->nodes[i]->inputs[k] == v) uses++, reader = g->nodes[i];
+  return uses == 1 && v->use_count == 1 ? reader : NULL;
+}
+
+/* A Relu, or a Clip with constant bounds, that can be a kernel's activation. */
+static int activation_of(const o2m_node *n, float *lo, float *hi) {
+  if (is_op(n, "Relu")) return 1;
+  if (!is_op(n, "Clip")) return 0;
+  const o2m_tensor *a = n->n_inputs > 1 && n->inputs[1] ? known(n->inputs[1]) : NULL;
+  const o2m_tensor *b = n->n_inputs > 2 && n->inputs[2] ? known(n->inputs[2]) : NULL;
+  if ((n->n_inputs > 1 && n->inputs[1] && (!a || a->count != 1)) ||
+      (n->n_inputs > 2 && n->inputs[2] && (!b || b->count != 1)))
+    return 0;
+  *lo = a ? (float)o2m_tensor_get_float(a, 0) : -3.402823466e38f;
+  *hi = b ? (float)o2m_tensor_get_float(b, 0) : 3.402823466e38f;
+  return 2;
+}
+
+static void analyse(layout *l, const o2m_graph *g) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    o2m_node *n = g->nodes[i];
+    l->converts[i] = (char)can_convert(l, n);
+    if (l->converts[i]) fact(l, n->outputs[0])->will_twin = 1;
+  }
+  /* who still reads NCHW: unconverted nodes, a converted node's constant
+   * positions aside; subgraphs (uses not counted here); graph outputs */
+  for (int i = 0; i < g->n_nodes; i++) {
+    o2m_node *n = g->nodes[i];
+    for (int k = 0; k < n->n_inputs; k++)
+      if (n->inputs[k] && (!l->converts[i] || !reads_twin(n, k))) fact(l, n->inputs[k])->needs_nchw = 1;
+  }
+  for (int i = 0; i < g->n_values; i++) {
+    o2m_value *v = g->values[i];
+    if (v->kind != O2M_VALUE_NODE || !fact(l, v)->will_twin) continue;
+    int counted = 0;
+    for (int j = 0; j < g->n_nodes; j++)
+      for (int k = 0; k < g->nodes[j]->n_inputs; k++) counted += g->nodes[j]->inputs[k] == v;
+    if (counted != v->use_count) fact(l, v)->needs_nchw = 1;
+  }
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->output_values[i]) fact(l, g->output_values[i])->needs_nchw = 1;
+  /* fusions: Conv -> [Add with a twin] -> [Relu | Clip], each step the
+   * only reader of a value nobody needs in NCHW */
+  for (int i = 0; i < g->n_nodes; i++) {
+    o2m_node *n = g->nodes[i];
+    if (!library_conv(n)) continue;
+    o2m_value *y = n->outputs[0];
+    o2m_node *next = fact(l, y)->needs_nchw ? NULL : only_reader(g, y);
+    if (next && l->converts[next->index] && is_op(next, "Add") && next->n_inputs == 2 && !l->fused_into[next->index] &&
+        next->inputs[0] != next->inputs[1] && same_dims(next->inputs[0], next->inputs[1])) {
+      l->fused_add[i] = next;
+      l->fused_into[next->index] = n;
+      y = next->outputs[0];
+      next = fact(l, y)->needs_nchw ? NULL : only_reader(g, y);
+    } else if (next && is_op(next, "Add")) {
+      next = NULL;
+    }
+    float lo, hi;
+    if (next && l->converts[next->index] && !l->fused_into[next->index] && activation_of(next, &lo, &hi)) {
+      l->fused_act[i] = next;
+      l->fused_into[next->index] = n;
+    }
+  }
+}
+
+/* ---- the rewrite ------------------------------------------------------------------- */
+
+static const int64_t to_last[4] = {0, 2, 3, 1}, to_first[4] = {0, 3, 1, 2};
+
+/* v's twin, made by a Transpose (once) when it has none. */
+static o2m_value *twin_of(layout *l, o2m_value *v) {
+  value_fact *f = fact(l, v);
+  if (!f->twin) f->twin = xk_transpose(&l->rw, v, to_last, 4);
+  return f->twin;
+}
+
+/* Records t as v's twin; makes v from it when something reads v in NCHW. */
+static o2m_status set_twin(layout *l, o2m_value *v, o2m_value *t) {
+  if (!t) return xk_failed(&l->rw);
+  value_fact *f = fact(l, v);
+  f->twin = t;
+  if (!f->needs_nchw) return O2M_OK;
+  o2m_attr perm = o2m_rw_attr_ints(&l->rw, "perm", to_first, 4);
+  return o2m_rw_node_into(&l->rw, "Transpose", 1, &t, 1, &v, &perm, 1);
+}
+
+/* Input k of a converted agnostic node: its twin, or a constant as it is
+ * (one element) or transposed (4-D). */
+static o2m_value *agnostic_input(layout *l, o2m_value *v) {
+  if (!v) return NULL;
+  if (fact(l, v)->twin || !known(v) || !one_element(v)) return twin_of(l, v);
+  return v;
+}
+
+/* A fresh value for the twin of v, its dims v's permuted (the inference
+ * of the channels-last contrib ops leaves spatial sizes symbolic). */
+static o2m_value *new_twin_value(layout *l, const o2m_value *v) {
+  const char *name = o2m_arena_printf(&l->rw.model->arena, "%s/nhwc", v->name);
+  return name ? o2m_graph_new_value(l->rw.model, l->rw.graph, name, O2M_VALUE_NODE) : NULL;
+}
+
+static void permute_dims(o2m_value *twin, const o2m_value *v) {
+  const o2m_type *t = xk_type(v);
+  for (int k = 0; k < 4; k++) twin->type.dims[k] = t->dims[to_last[k]];
+}
+
+static o2m_status convert_conv(layout *l, o2m_node *conv) {
+  int i = conv->index;
+  o2m_node *add = l->fused_add[i], *act = l->fused_act[i];
+  o2m_value *ins[4] = {twin_of(l, conv->inputs[0]), conv->inputs[1], conv->n_inputs > 2 ? conv->inputs[2] : NULL, NULL};
+  if (add) ins[3] = twin_of(l, add->inputs[add->inputs[0] == conv->outputs[0] ? 1 : 0]);
+  if (!ins[0] || (add && !ins[3])) return xk_failed(&l->rw);
+  int n_attrs = 0;
+  o2m_attr *attrs = o2m_arena_array(&l->rw.model->arena, (size_t)conv->n_attrs + 3, sizeof(o2m_attr));
+  if (!attrs) return o2m_fail(l->rw.diag, O2M_ERR_NOMEM, "out of memory");
+  for (int a = 0; a < conv->n_attrs; a++)
+    if (strcmp(conv->attrs[a].name, "auto_pad") != 0) attrs[n_attrs++] = conv->attrs[a];
+  float lo = 0, hi = 0;
+  int kind = act ? activation_of(act, &lo, &hi) : 0;
+  if (kind) attrs[n_attrs++] = o2m_rw_attr_string(&l->rw, "activation", kind == 1 ? "Relu" : "Clip");
+  if (kind == 2) {
+    o2m_attr p = {"activation_params", O2M_ATTR_FLOATS};
+    float *v = o2m_arena_array(&l->rw.model->arena, 2, sizeof(float));
+    if (!v) return o2m_fail(l->rw.diag, O2M_ERR_NOMEM, "out of memory");
+    v[0] = lo, v[1] = hi;
+    p.floats = v, p.count = 2;
+    attrs[n_attrs++] = p;
+  }
+  /* the result: the last absorbed node's output, channels last */
+  o2m_node *last = act ? act : add ? add : conv;
+  o2m_value *y_nchw = last->outputs[0], *y = new_twin_value(l, y_nchw);
+  if (!y) return o2m_fail(l->rw.diag, O2M_ERR_NOMEM, "out of memory");
+  int n_in = ins[3] ? 4 : ins[2] ? 3 : 2;
+  o2m_status s = o2m_rw_domain_node_into(&l->rw, "com.microsoft", "NhwcFusedConv", n_in, ins, 1, &y, attrs, n_attrs);
+  if (s) return s;
+  permute_dims(y, y_nchw);
+  if (add) fact(l, add->outputs[0])->twin = y;
+  if (act) fact(l, act->outputs[0])->twin = y;
+  return set_twin(l, y_nchw, y);
+}
+
+static o2m_status convert_pool(layout *l, o2m_node *n) {
+  o2m_value *x = twin_of(l, n->inputs[0]), *y = new_twin_value(l, n->outputs[0]);
+  if (!x) return xk_failed(&l->rw);
+  if (!y) return o2m_fail(l->rw.diag, O2M_ERR_NOMEM, "out of memory");
+  o2m_status s = o2m_rw_domain_node_into(&l->rw, "com.microsoft", "NhwcMaxPool", 1, &x, 1, &y, n->attrs, n->n_attrs);
+  if (s) return s;
+  permute_dims(y, n->outputs[0]);
+  return set_twin(l, n->outputs[0], y);
+}
+
+static o2m_status convert_other(layout *l, o2m_node *n) {
+  o2m_rewriter *rw = &l->rw;
+  o2m_value *out;
+  if (is_op(n, "MaxPool")) return convert_pool(l, n);
+  if (is_op(n, "GlobalAveragePool")) {
+    out = xk_reduce(rw, "ReduceMean", twin_of(l, n->inputs[0]), (const int64_t[]){1, 2}, 2, 1);
+  } else if (is_op(n, "Concat")) {
+    o2m_value **ins = o2m_arena_array(&rw->model->arena, (size_t)n->n_inputs + 1, sizeof(o2m_value *));
+    if (!ins) return o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n->n_inputs; i++)
+      if (!(ins[i] = twin_of(l, n->inputs[i]))) return xk_failed(rw);
+    o2m_attr axis = o2m_rw_attr_int("axis", 3);
+    out = o2m_rw_op(rw, "Concat", n->n_inputs, ins, &axis, 1);
+  } else {
+    o2m_value *ins[8];
+    if (n->n_inputs > 8) return o2m_rw_unsupported(rw, "too many inputs");
+    for (int i = 0; i < n->n_inputs; i++)
+      if (!(ins[i] = agnostic_input(l, n->inputs[i])) && n->inputs[i]) return xk_failed(rw);
+    out = o2m_rw_op(rw, n->op_type, n->n_inputs, ins, n->attrs, n->n_attrs);
+  }
+  return set_twin(l, n->outputs[0], out);
+}
+
+static void drop_uses(const o2m_node *n) {
+  for (int k = 0; k < n->n_inputs; k++)
+    if (n->inputs[k]) n->inputs[k]->use_count--;
+}
+
+o2m_status o2m_layout_channels_last(o2m_model *model, o2m_diag *diag) {
+  o2m_graph *g = model->graph;
+  int any = 0;
+  for (int i = 0; i < g->n_nodes && !any; i++) any = library_conv(g->nodes[i]);
+  if (!any) return O2M_OK;
+  layout l;
+  memset(&l, 0, sizeof(l));
+  l.rw = (o2m_rewriter){model, diag, g, NULL, NULL, 0, 0, 0};
+  l.cap = 4 * (size_t)(g->n_values + 2 * g->n_nodes) + 64;
+  o2m_arena *arena = &model->arena;
+  l.facts = o2m_arena_array(arena, l.cap, sizeof(value_fact));
+  l.converts = o2m_arena_array(arena, (size_t)g->n_nodes + 1, 1);
+  l.fused_into = o2m_arena_array(arena, (size_t)g->n_nodes + 1, sizeof(o2m_node *));
+  l.fused_act = o2m_arena_array(arena, (size_t)g->n_nodes + 1, sizeof(o2m_node *));
+  l.fused_add = o2m_arena_array(arena, (size_t)g->n_nodes + 1, sizeof(o2m_node *));
+  if (!l.facts || !l.converts || !l.fused_into || !l.fused_act || !l.fused_add)
+    return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->index = i;
+  analyse(&l, g);
+  o2m_node **old = g->nodes;
+  int n_old = g->n_nodes;
+  for (int i = 0; i < n_old; i++) {
+    o2m_node *n = old[i];
+    l.rw.node = n;
+    o2m_status s = O2M_OK;
+    o2m_node *owner = l.fused_into[i];
+    if (!l.converts[i]) {
+      s = o2m_rw_append(&l.rw, n) ? o2m_fail(diag, O2M_ERR_NOMEM, "out of memory") : O2M_OK;
+    } else if (library_conv(n) && l.fused_add[i]) {
+      drop_uses(n); /* made where its Add was, when Z is there */
+    } else if (owner && owner != n && l.fused_add[owner->index] == n) {
+      l.rw.node = owner;
+      s = convert_conv(&l, owner);
+      drop_uses(n);
+    } else if (owner) {
+      drop_uses(n); /* an activation the Conv took */
+    } else {
+      s = library_conv(n) ? convert_conv(&l, n) : convert_other(&l, n);
+      drop_uses(n);
+    }
+    if (s) return s;
+  }
+  g->nodes = l.rw.out_nodes;
+  g->n_nodes = l.rw.n_out_nodes;
+  return O2M_OK;
+}
