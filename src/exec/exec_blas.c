@@ -11,6 +11,8 @@
  * them as strided memref descriptors
  * (llvm.emit_c_interface), so any row stride works; a view whose rows are
  * not contiguous goes through cblas's transpose, else a plain loop.
+ * A 2-D product whose B is a weight goes to oneDNN's matmul instead when
+ * it is there (exec_dnnl.c: B packed once per loaded model).
  * ONNX2MLIR_NO_BLAS=1 in the environment turns BLAS off (for comparison).
  * Loading BLAS may set OPENBLAS_CORETYPE in the process (choose_kernels).
  */
@@ -100,8 +102,8 @@ static int blas_layout(int64_t rows, int64_t cols, int64_t row_stride, int64_t c
 
 /* C += A B for one matrix of each (pointers at element 0, strides in
  * elements). */
-static void gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
-                 const int64_t *sb, float *c, const int64_t *sc) {
+void exec_blas_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
+                    const int64_t *sb, float *c, const int64_t *sc) {
   if (m == 0 || n == 0 || k == 0) return;
   int ta, tb, lda, ldb;
   if (sgemm && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && sc[1] == 1 && sc[0] >= n &&
@@ -117,14 +119,14 @@ static void gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t 
 }
 
 static void ciface_sgemm(memref2 *a, memref2 *b, memref2 *c) {
-  gemm(c->sizes[0], c->sizes[1], a->sizes[1], a->aligned + a->offset, a->strides, b->aligned + b->offset,
+  exec_blas_gemm(c->sizes[0], c->sizes[1], a->sizes[1], a->aligned + a->offset, a->strides, b->aligned + b->offset,
        b->strides, c->aligned + c->offset, c->strides);
 }
 
 /* C += A W^T: W [N, K] read as B [K, N] through swapped strides. */
 static void ciface_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) {
   const int64_t sb[2] = {w->strides[1], w->strides[0]};
-  gemm(c->sizes[0], c->sizes[1], a->sizes[1], a->aligned + a->offset, a->strides, w->aligned + w->offset, sb,
+  exec_blas_gemm(c->sizes[0], c->sizes[1], a->sizes[1], a->aligned + a->offset, a->strides, w->aligned + w->offset, sb,
        c->aligned + c->offset, c->strides);
 }
 
@@ -134,13 +136,13 @@ static void ciface_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) {
 static void ciface_sgemm_nbt(memref3 *a, memref2 *w, memref3 *c) {
   const int64_t sb[2] = {w->strides[1], w->strides[0]};
   for (int64_t i = 0; i < c->sizes[0]; i++)
-    gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
+    exec_blas_gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
          w->aligned + w->offset, sb, c->aligned + c->offset + i * c->strides[0], c->strides + 1);
 }
 
 static void ciface_sgemm_batched(memref3 *a, memref3 *b, memref3 *c) {
   for (int64_t i = 0; i < c->sizes[0]; i++)
-    gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
+    exec_blas_gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
          b->aligned + b->offset + i * b->strides[0], b->strides + 1, c->aligned + c->offset + i * c->strides[0],
          c->strides + 1);
 }
@@ -198,6 +200,31 @@ static int is_img2col_product(MlirOperation op) {
   return mul_ok && add_ok && mlirValueEqual(mlirOperationGetOperand(yield, 0), mlirOperationGetResult(add, 0));
 }
 
+/* Whether buffer v is a weight: an argument of its function that carries
+ * an initializer (O2M_WEIGHT_ARG_ATTR) or a global constant, seen through
+ * views of it. */
+static int is_weight_buffer(MlirValue v) {
+  static const char *const views[] = {"memref.cast", "memref.subview", "memref.collapse_shape",
+                                      "memref.expand_shape", "memref.reinterpret_cast", NULL};
+  for (int depth = 0; depth < 16 && mlirValueIsAOpResult(v); depth++) {
+    MlirOperation def = mlirOpResultGetOwner(v);
+    if (exec_op_named(def, "memref.get_global")) return 1;
+    int view = 0;
+    for (int i = 0; views[i] && !view; i++) view = exec_op_named(def, views[i]);
+    if (!view || mlirOperationGetNumOperands(def) < 1) return 0;
+    v = mlirOperationGetOperand(def, 0);
+  }
+  if (!mlirValueIsABlockArgument(v)) return 0;
+  MlirOperation fn = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+  if (mlirOperationIsNull(fn) || !exec_op_named(fn, "func.func")) return 0;
+  MlirAttribute attrs = mlirOperationGetInherentAttributeByName(fn, str("arg_attrs"));
+  intptr_t i = mlirBlockArgumentGetArgNumber(v);
+  if (mlirAttributeIsNull(attrs) || !mlirAttributeIsAArray(attrs) || i >= mlirArrayAttrGetNumElements(attrs)) return 0;
+  MlirAttribute dict = mlirArrayAttrGetElement(attrs, i);
+  return mlirAttributeIsADictionary(dict) &&
+         !mlirAttributeIsNull(mlirDictionaryAttrGetElementByName(dict, str(O2M_WEIGHT_ARG_ATTR)));
+}
+
 static const char *call_of(MlirOperation op) {
   if (exec_op_named(op, "linalg.generic") && exec_blas_available() && is_img2col_product(op)) {
     for (int k = 0; k < 3; k++) {
@@ -221,9 +248,12 @@ static const char *call_of(MlirOperation op) {
   }
   MlirAttribute maps = mlirOperationGetAttributeByName(op, str("indexing_maps"));
   MlirContext ctx = mlirOperationGetContext(op);
+  /* a weight B goes to oneDNN, packed once (exec_dnnl.c) */
+  int packed = plain && exec_dnnl_available() && is_weight_buffer(mlirOperationGetOperand(op, 1));
   if (mlirAttributeIsNull(maps) || mlirAttributeEqual(maps, mlirAttributeParseGet(ctx, str(maps_of[batched]))))
-    return batched ? O2M_SGEMM_BATCHED_CALL : O2M_SGEMM_CALL;
-  if (plain && mlirAttributeEqual(maps, mlirAttributeParseGet(ctx, str(maps_of[2])))) return O2M_SGEMM_BT_CALL;
+    return batched ? O2M_SGEMM_BATCHED_CALL : packed ? EXEC_DNNL_SGEMM_CALL : O2M_SGEMM_CALL;
+  if (plain && mlirAttributeEqual(maps, mlirAttributeParseGet(ctx, str(maps_of[2]))))
+    return packed ? EXEC_DNNL_SGEMM_BT_CALL : O2M_SGEMM_BT_CALL;
   return NULL;
 }
 
@@ -235,11 +265,12 @@ static MlirWalkResult find_products(MlirOperation op, void *user) {
 }
 
 /* Declares `func.func private @name(types) {llvm.emit_c_interface}` once. */
-/* `declared` lists the names declared so far (4 at most). */
+/* `declared` lists the names declared so far (MAX_KERNELS at most). */
+enum { MAX_KERNELS = 8 };
 static void declare(MlirModule module, const char *name, MlirType *types, const char **declared) {
   int n = 0;
-  while (n < 4 && declared[n] && strcmp(declared[n], name) != 0) n++;
-  if (n == 4 || declared[n]) return;
+  while (n < MAX_KERNELS && declared[n] && strcmp(declared[n], name) != 0) n++;
+  if (n == MAX_KERNELS || declared[n]) return;
   declared[n] = name;
   MlirContext ctx = mlirModuleGetContext(module);
   MlirType fn = mlirFunctionTypeGet(ctx, 3, types, 0, NULL);
@@ -319,7 +350,7 @@ o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) 
   MlirType strided[4] = {{NULL}, {NULL},
                          mlirTypeParseGet(ctx, str("memref<?x?xf32, strided<[?, ?], offset: ?>>")),
                          mlirTypeParseGet(ctx, str("memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>"))};
-  const char *declared[4] = {NULL};
+  const char *declared[MAX_KERNELS] = {NULL};
   o2m_status s = O2M_OK;
   for (int i = 0; i < t->n && !s; i++) {
     MlirOperation op = t->ops[i];

@@ -43,6 +43,8 @@
   X(dnnl_memory_desc_equal)                                                                                \
   X(dnnl_dilated_convolution_forward_desc_init)                                                            \
   X(dnnl_pooling_v2_forward_desc_init)                                                                     \
+  X(dnnl_matmul_desc_init)                                                                                 \
+  X(dnnl_memory_desc_init_by_strides)                                                                      \
   X(dnnl_primitive_attr_create)                                                                            \
   X(dnnl_primitive_attr_destroy)                                                                           \
   X(dnnl_primitive_attr_set_post_ops)                                                                      \
@@ -440,11 +442,106 @@ static void ciface_pool(memref4 *x, memref4 *y, memref1 *params) {
   free(xd);
 }
 
+/* ---- matrix products with constant B ---------------------------------------------------- */
+
+typedef struct memref2 {
+  float *allocated, *aligned;
+  int64_t offset, sizes[2], strides[2];
+} memref2;
+
+enum { M_KIND, M_B, M_M, M_N, M_K, M_SA, M_SB = M_SA + 2, M_SC = M_SB + 2, M_COUNT = M_SC + 2 };
+
+static int strided_desc(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  dnnl_dims_t dims = {rows, cols}, strides = {row_stride, col_stride};
+  return p_dnnl_memory_desc_init_by_strides(md, 2, dims, dnnl_f32, strides) == dnnl_success;
+}
+
+/* key: the kind, B's address, M, N, K and the strides of A, B (as
+ * [K, N]) and C; `w` carries B's data. */
+static int build_matmul_site(conv_site *s, const int64_t *k, const memref4 *x, const memref4 *w, const memref4 *y) {
+  (void)x, (void)y, (void)w;
+  dnnl_memory_desc_t a_md, b_md, b_any, c_md;
+  dnnl_dims_t b_dims = {k[M_K], k[M_N]};
+  if (!strided_desc(&a_md, k[M_M], k[M_K], k[M_SA], k[M_SA + 1]) ||
+      !strided_desc(&b_md, k[M_K], k[M_N], k[M_SB], k[M_SB + 1]) ||
+      !strided_desc(&c_md, k[M_M], k[M_N], k[M_SC], k[M_SC + 1]) ||
+      p_dnnl_memory_desc_init_by_tag(&b_any, 2, b_dims, dnnl_f32, dnnl_format_tag_any) != dnnl_success)
+    return 0;
+  dnnl_matmul_desc_t md;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t ops = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  int ok = p_dnnl_matmul_desc_init(&md, &a_md, &b_any, NULL, &c_md) == dnnl_success &&
+           p_dnnl_primitive_attr_create(&attr) == dnnl_success && p_dnnl_post_ops_create(&ops) == dnnl_success &&
+           p_dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success && /* C += A B */
+           p_dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success &&
+           p_dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) == dnnl_success;
+  if (ops) p_dnnl_post_ops_destroy(ops);
+  if (attr) p_dnnl_primitive_attr_destroy(attr);
+  if (!ok) return 0;
+  const dnnl_memory_desc_t *packed = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  ok = p_dnnl_primitive_create(&s->conv, pd) == dnnl_success &&
+       p_dnnl_memory_create(&s->src, &a_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->dst, &c_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->wei, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
+  /* B packed once into the layout the kernel reads */
+  dnnl_primitive_desc_t rpd = NULL;
+  dnnl_primitive_t reorder = NULL;
+  dnnl_memory_t plain = NULL;
+  const float *bp = (const float *)(uintptr_t)k[M_B];
+  ok = ok && p_dnnl_memory_create(&plain, &b_md, engine, (void *)(uintptr_t)bp) == dnnl_success &&
+       p_dnnl_reorder_primitive_desc_create(&rpd, &b_md, engine, packed, engine, NULL) == dnnl_success &&
+       p_dnnl_primitive_create(&reorder, rpd) == dnnl_success;
+  if (ok) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, s->wei}};
+    ok = p_dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success && p_dnnl_stream_wait(stream) == dnnl_success;
+  }
+  if (reorder) p_dnnl_primitive_destroy(reorder);
+  if (rpd) p_dnnl_primitive_desc_destroy(rpd);
+  if (plain) p_dnnl_memory_destroy(plain);
+  p_dnnl_primitive_desc_destroy(pd);
+  s->weights = bp;
+  return ok;
+}
+
+/* C [M, N] += A [M, K] B, B [K, N] given by its strides (sb); B is the
+ * model's (a weight), packed once per loaded model. */
+static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
+  int64_t key[KEY_WORDS] = {0};
+  key[M_KIND] = -2; /* a convolution's key starts with its site (>= 0), a pool's ends with -1 */
+  key[M_B] = (int64_t)(uintptr_t)b;
+  key[M_M] = c->sizes[0], key[M_N] = c->sizes[1], key[M_K] = a->sizes[1];
+  memcpy(key + M_SA, a->strides, 2 * sizeof(int64_t));
+  memcpy(key + M_SB, sb, 2 * sizeof(int64_t));
+  memcpy(key + M_SC, c->strides, 2 * sizeof(int64_t));
+  float *ap = a->aligned + a->offset, *cp = c->aligned + c->offset;
+  if (key[M_M] == 0 || key[M_N] == 0) return;
+  one_thread();
+  int owned = 0, done = 0;
+  conv_site *s = key[M_K] ? find_site(key, build_matmul_site, key, NULL, NULL, NULL, &owned) : NULL;
+  if (s) {
+    done = run_site(s, ap, NULL, cp);
+    pthread_mutex_unlock(&s->lock);
+    if (owned) free_site(s);
+  }
+  if (!done) exec_blas_gemm(key[M_M], key[M_N], key[M_K], ap, a->strides, b, sb, cp, c->strides);
+}
+
+static void ciface_matmul(memref2 *a, memref2 *b, memref2 *c) { matmul(a, b->aligned + b->offset, b->strides, c); }
+
+/* C += A W^T: W [N, K] read as B [K, N] through swapped strides. */
+static void ciface_matmul_bt(memref2 *a, memref2 *w, memref2 *c) {
+  const int64_t sb[2] = {w->strides[1], w->strides[0]};
+  matmul(a, w->aligned + w->offset, sb, c);
+}
+
 int exec_dnnl_symbols(exec_symbol *out) {
   if (!exec_dnnl_available()) return 0;
   out[0] = (exec_symbol){"_mlir_ciface_" O2M_DNNL_CONV_CALL, (void *)(uintptr_t)ciface_conv};
   out[1] = (exec_symbol){"_mlir_ciface_" O2M_DNNL_POOL_CALL, (void *)(uintptr_t)ciface_pool};
-  return 2;
+  out[2] = (exec_symbol){"_mlir_ciface_" EXEC_DNNL_SGEMM_CALL, (void *)(uintptr_t)ciface_matmul};
+  out[3] = (exec_symbol){"_mlir_ciface_" EXEC_DNNL_SGEMM_BT_CALL, (void *)(uintptr_t)ciface_matmul_bt};
+  return 4;
 }
 
 #else /* built without oneDNN's header: the JIT keeps its own convolutions */

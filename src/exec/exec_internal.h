@@ -204,6 +204,10 @@ o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag);
 o2m_status exec_convs_to_products(MlirModule module, o2m_diag *diag);
 /* The kernels the calls reach (four). */
 int exec_blas_symbols(exec_symbol *out);
+/* C [m, n] += A [m, k] B [k, n], strides in elements: BLAS, or loops
+ * without it. */
+void exec_blas_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
+                    const int64_t *sb, float *c, const int64_t *sc);
 
 /* ---- float32 2-D convolutions through oneDNN (exec_dnnl.c) ----------- */
 
@@ -211,7 +215,11 @@ int exec_blas_symbols(exec_symbol *out);
  * set): the Linalg emitter then runs convolutions channels last as its
  * calls (O2M_JIT_DNNL). */
 int exec_dnnl_available(void);
-/* The kernels the calls reach (two, or none without oneDNN). */
+/* The kernels the calls reach (four, or none without oneDNN): the two of
+ * the emitter's calls and those of float32 matrix products whose B is a
+ * weight (exec_lower_blas_calls), C += A B and C += A W^T, packed once. */
+#define EXEC_DNNL_SGEMM_CALL "o2m_dnnl_sgemm"
+#define EXEC_DNNL_SGEMM_BT_CALL "o2m_dnnl_sgemm_bt"
 int exec_dnnl_symbols(exec_symbol *out);
 /* Names the loaded model whose code this thread runs now (its call sites
  * keep their primitives and reordered weights until released); returns
