@@ -171,10 +171,15 @@ typedef struct o2m_compile_options {
   int opt_level;      /* LLVM's level: 1..3, 0 for the default (2), -1 for none */
   const char *cc;     /* the C compiler that builds the wrapper and links
                          (NULL: $CC, else "cc"; a .o also needs objcopy) */
+  /* NULL: the weights go into the library. Else the file to write them to
+   * instead (a header, then the blob); the library maps it read-only at
+   * its first call, from this path made absolute, or from the path given
+   * to NAME_load_weights before, and refuses a file of other weights. */
+  const char *weights;
 } o2m_compile_options;
 
 /* Compiles the model's main graph, dynamic dims kept dynamic, weights
- * inside the library. Rewrites the model in place, as the lowering
+ * inside the library (or in options->weights). Rewrites the model in place, as the lowering
  * imports do. On failure nothing is left at options->output or
  * options->header; a model with nodes the Linalg target cannot lower is
  * refused with the list of them, as import refuses it. */

@@ -10,16 +10,19 @@
 
 static const char compile_help[] =
     "usage: onnx2mlir compile MODEL -o LIB.so|LIB.o [--header FILE.h] [--name NAME]\n"
-    "                             [-O LEVEL] [--data-dir DIR] [--inputs DIR]\n\n"
+    "                             [--weights FILE] [-O LEVEL] [--data-dir DIR] [--inputs DIR]\n\n"
     "Compiles an ONNX model for this machine's CPU into a shared library (.so) or\n"
     "a relocatable object (.o) with a C ABI. Dynamic dims stay dynamic: the\n"
-    "library takes any batch size. The weights are compiled in.\n\n"
+    "library takes any batch size. The weights are compiled in (or written to --weights FILE).\n\n"
     "  -o LIB         the library to write (.so) or object (.o)\n"
     "  --header FILE  write the C header that declares NAME_run, NAME_free_outputs,\n"
     "                 NAME_input_name and NAME_output_name and lists the inputs\n"
     "                 and outputs (see examples/compiled/)\n"
     "  --name NAME    the functions' prefix, a C identifier (default: model)\n"
     "  -O LEVEL       LLVM optimisation level 0..3 (default 2)\n"
+    "  --weights FILE write the weights to FILE instead of into the library: it maps\n"
+    "                 FILE (this path, made absolute) at its first call, or the file\n"
+    "                 NAME_load_weights names before that, and refuses other weights\n"
     "  --data-dir DIR where the model's external data lives\n"
     "  --inputs DIR   specialise to the inputs DIR/input_<i>.pb, as import does: their\n"
     "                 shapes become fixed, and inputs read only as parameters (Resize's\n"
@@ -30,7 +33,7 @@ static const char compile_help[] =
 
 int cmd_compile(int argc, char **argv) {
   const char *model_path = NULL, *data_dir = NULL, *level = NULL, *inputs_dir = NULL;
-  o2m_compile_options co = {NULL, NULL, NULL, 0, NULL};
+  o2m_compile_options co = {NULL, NULL, NULL, 0, NULL, NULL};
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
       fputs(compile_help, stdout);
@@ -40,6 +43,8 @@ int cmd_compile(int argc, char **argv) {
       if (!co.output) return cli_usage_error("compile", "-o needs a file name");
     } else if (cli_flag_value(argc, argv, &i, "--header", &co.header)) {
       if (!co.header) return cli_usage_error("compile", "--header needs a file name");
+    } else if (cli_flag_value(argc, argv, &i, "--weights", &co.weights)) {
+      if (!co.weights) return cli_usage_error("compile", "--weights needs a file name");
     } else if (cli_flag_value(argc, argv, &i, "--name", &co.name)) {
       if (!co.name) return cli_usage_error("compile", "--name needs a C identifier");
     } else if (cli_flag_value(argc, argv, &i, "--inputs", &inputs_dir)) {

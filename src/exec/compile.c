@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -28,6 +29,7 @@
 #include "exec/compile.h"
 #include "exec/exec_internal.h"
 #include "util/diag.h"
+#include "util/hash.h"
 
 extern char **environ;
 
@@ -126,9 +128,11 @@ static const char **symbols_of(const o2m_type *t, int rank, o2m_arena *arena) {
 enum { BLOB_ALIGN = 64 };
 
 /* Fills the plan from the graph and the compiled entry's signature, and
- * writes the weights the entry takes to `blob_path`. */
+ * writes the weights the entry takes to `blob_path` (after the weights
+ * file's header when p->weights_file is set). */
 static o2m_status make_plan(o2m_model *model, const exec_signature *sig, const char *blob_path, o2m_arena *arena,
                             compile_plan *p, o2m_diag *diag) {
+  int external = p->weights_file != NULL;
   const o2m_graph *g = model->graph;
   int n_in = o2m_runtime_input_count(model);
   if (n_in > sig->n_args || sig->n_results != g->n_outputs)
@@ -148,11 +152,13 @@ static o2m_status make_plan(o2m_model *model, const exec_signature *sig, const c
     p->outputs[i] = (compile_tensor){g->outputs[i].name, v->type.elem, sig->results[i].rank, sig->results[i].dims,
                                      symbols_of(&v->type, sig->results[i].rank, arena), 0};
   }
-  FILE *blob = p->n_weights ? fopen(blob_path, "wb") : NULL;
-  if (p->n_weights && !blob) return o2m_fail(diag, O2M_ERR_IO, "cannot write %s", blob_path);
-  uint64_t at = 0;
+  FILE *blob = p->n_weights || external ? fopen(blob_path, "wb") : NULL;
+  if ((p->n_weights || external) && !blob) return o2m_fail(diag, O2M_ERR_IO, "cannot write %s", blob_path);
+  uint64_t at = 0, id = 0;
   static const char zeros[BLOB_ALIGN];
   o2m_status s = O2M_OK;
+  if (external && fwrite(zeros, 1, COMPILE_WEIGHTS_HEADER, blob) != COMPILE_WEIGHTS_HEADER)
+    s = o2m_fail(diag, O2M_ERR_IO, "writing %s failed", blob_path);
   for (int i = 0; i < p->n_weights && !s; i++) {
     const char *name = sig->weight_names[n_in + i];
     const o2m_value *v = name ? o2m_strmap_get(&g->value_by_name, name) : NULL;
@@ -164,13 +170,22 @@ static o2m_status make_plan(o2m_model *model, const exec_signature *sig, const c
     uint64_t pad = (BLOB_ALIGN - at % BLOB_ALIGN) % BLOB_ALIGN;
     if (fwrite(zeros, 1, pad, blob) != pad || fwrite(t->data, 1, t->nbytes, blob) != t->nbytes)
       s = o2m_fail(diag, O2M_ERR_IO, "writing %s failed", blob_path);
+    if (external) id = o2m_hash_bytes(t->data, t->nbytes, id ^ (at + pad));
     at += pad;
     p->weights[i] = (compile_tensor){name, t->dtype, sig->args[n_in + i].rank, sig->args[n_in + i].dims, NULL, at};
     at += t->nbytes;
   }
+  if (external && !s) { /* the header, now that the id is known */
+    unsigned char header[COMPILE_WEIGHTS_HEADER] = {0};
+    memcpy(header, COMPILE_WEIGHTS_MAGIC, sizeof(COMPILE_WEIGHTS_MAGIC));
+    for (int b = 0; b < 8; b++) header[16 + b] = (unsigned char)(id >> (8 * b)), header[24 + b] = (unsigned char)(at >> (8 * b));
+    if (fseek(blob, 0, SEEK_SET) != 0 || fwrite(header, 1, sizeof(header), blob) != sizeof(header))
+      s = o2m_fail(diag, O2M_ERR_IO, "writing %s failed", blob_path);
+  }
   if (blob && fclose(blob) != 0 && !s) s = o2m_fail(diag, O2M_ERR_IO, "writing %s failed", blob_path);
-  p->blob_path = p->n_weights ? blob_path : NULL;
+  p->blob_path = p->n_weights && !external ? blob_path : NULL;
   p->blob_bytes = at;
+  p->weights_id = id;
   return s;
 }
 
@@ -199,6 +214,20 @@ static o2m_status move_file(const char *from, const char *to, o2m_diag *diag) {
   return o2m_fail(diag, O2M_ERR_IO, "cannot write %s", to);
 }
 
+/* `path` made absolute (its folder resolved, the file need not exist):
+ * non-zero on success. */
+static int absolute_path(const char *path, char *out, size_t size) {
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  if (!slash) snprintf(dir, sizeof(dir), ".");
+  else if (slash == path) snprintf(dir, sizeof(dir), "/");
+  else snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+  char resolved[PATH_MAX];
+  if (!realpath(dir, resolved)) return 0;
+  const char *base = slash ? slash + 1 : path;
+  return *base && (size_t)snprintf(out, size, "%s/%s", strcmp(resolved, "/") ? resolved : "", base) < size;
+}
+
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n >= m && strcmp(s + n - m, suffix) == 0;
@@ -217,7 +246,7 @@ static o2m_status build_library(workdir *w, const compile_plan *p, const char *c
                      (char *)wrapper, NULL};
   o2m_status s = run_tool(compile, log, diag);
   if (s) return s;
-  static const char *const api[] = {"run", "free_outputs", "input_name", "output_name"};
+  static const char *const api[] = {"run", "free_outputs", "input_name", "output_name", "load_weights"};
   int shared = ends_with(output, ".so") || strstr(output, ".so.") != NULL;
   FILE *f = fopen(exports, "w");
   if (!f) return o2m_fail(diag, O2M_ERR_IO, "cannot write %s", exports);
@@ -277,10 +306,16 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
   const char *header = workdir_file(&w, header_name), *wrapper = workdir_file(&w, "wrapper.c");
   const char *built = workdir_file(&w, ends_with(output, ".o") ? "library.o" : "library.so");
   o2m_arena arena = {0};
-  compile_plan plan = {name, model->path, "main", 0, 0, 0, NULL, NULL, NULL, NULL, 0};
+  compile_plan plan = {name, model->path, "main", 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, 0};
+  char weights_at[4096];
+  if (options->weights) {
+    if (!absolute_path(options->weights, weights_at, sizeof(weights_at)))
+      s = o2m_fail(diag, O2M_ERR_USAGE, "the weights file '%s' is in no folder that can be named", options->weights);
+    plan.weights_file = weights_at;
+  }
   MlirContext mc = o2m_exec_context_create();
   MlirModule module = {NULL};
-  s = o2m_emit_linalg_module_io(model, mc, O2M_JIT | O2M_JIT_WEIGHT_ARGS, NULL, NULL, &module, diag);
+  if (!s) s = o2m_emit_linalg_module_io(model, mc, O2M_JIT | O2M_JIT_WEIGHT_ARGS, NULL, NULL, &module, diag);
   if (!s) s = o2m_exec_verify(module, diag);
   exec_signature sig;
   exec_blob objects[EXEC_MAX_UNITS];
@@ -303,8 +338,10 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
   if (!s) s = write_text(wrapper, &plan, header_name, diag);
   if (!s) s = build_library(&w, &plan, cc, wrapper, object_files, n_objects, built, diag);
   if (!s && options->header) s = write_text(options->header, &plan, NULL, diag);
+  if (!s && options->weights) s = move_file(blob, options->weights, diag);
   if (!s) s = move_file(built, output, diag);
   if (s && options->header) remove(options->header);
+  if (s && options->weights) remove(options->weights);
   workdir_remove(&w);
   o2m_arena_free(&arena);
   return s;

@@ -31,7 +31,16 @@ typedef struct compile_plan {
   compile_tensor *inputs, *outputs, *weights;
   const char *blob_path;  /* the weights, assembled in (.incbin); NULL when none */
   uint64_t blob_bytes;
+  /* Non-NULL: the weights are in a file of their own (COMPILE_WEIGHTS_HEADER
+   * bytes, then the blob), mapped from this path at the first call. */
+  const char *weights_file;
+  uint64_t weights_id; /* the blob's hash, in the file's header and the library */
 } compile_plan;
+
+/* The weights file's header: COMPILE_WEIGHTS_MAGIC (16 bytes), the id
+ * (8, little-endian), the blob's size (8), zeros to 64 bytes. */
+enum { COMPILE_WEIGHTS_HEADER = 64 };
+#define COMPILE_WEIGHTS_MAGIC "onnx2mlir-wts-1"
 
 /* Writes the header `#include`d by the wrapper and given to users. */
 int compile_write_header(FILE *out, const compile_plan *plan);

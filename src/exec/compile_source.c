@@ -3,10 +3,12 @@
  * memref descriptors of the compiled entry and back.
  *
  * Owns: the library's C ABI (onnx2mlir_tensor, the dtype and status
- * codes, <name>_run, <name>_free_outputs, the name look-ups), the checks
+ * codes, <name>_run, <name>_free_outputs, the name look-ups,
+ * <name>_load_weights), the checks
  * a call makes before it reaches the generated code (counts, dtypes,
  * ranks, fixed dims, dims that share a symbol), the hand-over of result
- * buffers, the weights assembled into the library, and the two helpers
+ * buffers, the weights assembled into the library (or mapped from a file
+ * of their own, compile --weights), and the two helpers
  * the generated code calls: memrefCopy (MLIR's strided copy) and
  * onnx2mlir_branch_failed (a branch that could not be compiled).
  */
@@ -48,8 +50,10 @@ static const char shared_definitions[] =
     "  ONNX2MLIR_OK = 0,\n"
     "  ONNX2MLIR_ERR_ARGUMENT = 1, /* wrong count, dtype, rank or dims, or no data */\n"
     "  ONNX2MLIR_ERR_NOMEM = 2,    /* out of memory for the outputs */\n"
-    "  ONNX2MLIR_ERR_BRANCH = 3    /* the inputs took a branch of the model that\n"
+    "  ONNX2MLIR_ERR_BRANCH = 3,   /* the inputs took a branch of the model that\n"
     "                                 could not be compiled (see compile's warnings) */\n"
+    "  ONNX2MLIR_ERR_WEIGHTS = 4   /* the weights file (compile --weights) is missing,\n"
+    "                                 unreadable, or holds other weights */\n"
     "};\n"
     "#endif\n";
 
@@ -95,10 +99,17 @@ int compile_write_header(FILE *out, const compile_plan *p) {
           "/* Frees the data of outputs a successful %s_run filled; sets it to NULL. */\n"
           "void %s_free_outputs(onnx2mlir_tensor *outputs, int n_outputs);\n"
           "/* The model's name of input/output i, NULL when there is none. */\n"
-          "const char *%s_input_name(int i);\nconst char *%s_output_name(int i);\n\n"
+          "const char *%s_input_name(int i);\nconst char *%s_output_name(int i);\n"
+          "/* %s\n"
+          " * Returns an onnx2mlir_status (ONNX2MLIR_ERR_ARGUMENT once weights are mapped). */\n"
+          "int %s_load_weights(const char *path);\n\n"
           "#ifdef __cplusplus\n}\n#endif\n#endif\n",
           p->name, p->name, shared_definitions, p->name, p->n_inputs, p->name, p->n_outputs, p->name, p->name,
-          p->name, p->name, p->name, p->name);
+          p->name, p->name, p->name, p->name,
+          p->weights_file ? "The weights are in a file of their own (compile --weights): the first\n"
+                            " * run maps the one compile wrote, unless this maps `path` before."
+                          : "The weights are inside the library: this does nothing.",
+          p->name);
   return ferror(out) ? -1 : 0;
 }
 
@@ -189,7 +200,14 @@ static int write_tables(FILE *out, const compile_plan *p) {
   for (int i = 0; i < p->n_outputs; i++) c_string(out, p->outputs[i].name), fputs(", ", out);
   fputs("0};\n", out);
   /* the weights, 64-byte aligned, in the library's read-only data */
-  if (p->blob_path) {
+  if (p->weights_file) {
+    fputs("#define EXTERNAL_WEIGHTS 1\nstatic const char weights_path[] = ", out);
+    c_string(out, p->weights_file);
+    fprintf(out, ";\n#define WEIGHTS_ID UINT64_C(%" PRIu64 ")\n#define WEIGHTS_HEADER %d\n#define WEIGHTS_MAGIC ",
+            p->weights_id, COMPILE_WEIGHTS_HEADER);
+    c_string(out, COMPILE_WEIGHTS_MAGIC);
+    fputs("\nstatic const unsigned char *o2m_weights;\n", out);
+  } else if (p->blob_path) {
     fputs("__asm__(\".section .rodata\\n.balign 64\\n.globl o2m_weights\\n.hidden o2m_weights\\n"
           ".type o2m_weights, @object\\no2m_weights:\\n.incbin ",
           out);
@@ -214,6 +232,57 @@ static int write_tables(FILE *out, const compile_plan *p) {
 }
 
 /* ---- the wrapper: the same for every model -------------------------------- */
+
+/* The weights in a file of their own: mapped once, checked against the
+ * library's id and size. */
+static const char external_weights_text[] =
+    "#include <fcntl.h>\n#include <pthread.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n"
+    "static pthread_mutex_t weights_lock = PTHREAD_MUTEX_INITIALIZER;\n"
+    "static uint64_t read_u64(const unsigned char *p) {\n"
+    "  uint64_t v = 0;\n"
+    "  for (int b = 7; b >= 0; b--) v = v << 8 | p[b];\n"
+    "  return v;\n"
+    "}\n"
+    "/* Maps the file at `path` (weights_lock held). */\n"
+    "static int map_weights(const char *path) {\n"
+    "  int fd = open(path, O_RDONLY | O_CLOEXEC);\n"
+    "  if (fd < 0) return ONNX2MLIR_ERR_WEIGHTS;\n"
+    "  struct stat st;\n"
+    "  void *m = MAP_FAILED;\n"
+    "  if (fstat(fd, &st) == 0 && (uint64_t)st.st_size == WEIGHTS_HEADER + (uint64_t)WEIGHT_BYTES)\n"
+    "    m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);\n"
+    "  close(fd);\n"
+    "  if (m == MAP_FAILED) return ONNX2MLIR_ERR_WEIGHTS;\n"
+    "  const unsigned char *h = m;\n"
+    "  if (memcmp(h, WEIGHTS_MAGIC, sizeof(WEIGHTS_MAGIC)) != 0 || read_u64(h + 16) != WEIGHTS_ID ||\n"
+    "      read_u64(h + 24) != (uint64_t)WEIGHT_BYTES) {\n"
+    "    munmap(m, (size_t)st.st_size);\n"
+    "    return ONNX2MLIR_ERR_WEIGHTS;\n"
+    "  }\n"
+    "  __atomic_store_n(&o2m_weights, h + WEIGHTS_HEADER, __ATOMIC_RELEASE);\n"
+    "  return ONNX2MLIR_OK;\n"
+    "}\n"
+    "int MODEL(load_weights)(const char *path) {\n"
+    "  if (!path) return ONNX2MLIR_ERR_ARGUMENT;\n"
+    "  pthread_mutex_lock(&weights_lock);\n"
+    "  int status = o2m_weights ? ONNX2MLIR_ERR_ARGUMENT : map_weights(path);\n"
+    "  pthread_mutex_unlock(&weights_lock);\n"
+    "  return status;\n"
+    "}\n"
+    "static int weights_ready(void) {\n"
+    "  if (__atomic_load_n(&o2m_weights, __ATOMIC_ACQUIRE)) return ONNX2MLIR_OK;\n"
+    "  pthread_mutex_lock(&weights_lock);\n"
+    "  int status = o2m_weights ? ONNX2MLIR_OK : map_weights(weights_path);\n"
+    "  pthread_mutex_unlock(&weights_lock);\n"
+    "  return status;\n"
+    "}\n";
+
+static const char embedded_weights_text[] =
+    "int MODEL(load_weights)(const char *path) {\n"
+    "  (void)path;\n"
+    "  return ONNX2MLIR_OK;\n"
+    "}\n"
+    "static int weights_ready(void) { return ONNX2MLIR_OK; }\n";
 
 static const char runtime_text[] =
     "#define CONSTANT_ALLOCATED ((void *)(uintptr_t)0xdeadbeef) /* memref.get_global's */\n"
@@ -298,7 +367,8 @@ static const char runtime_text[] =
     " * input, a weight, a constant, or a buffer an earlier result has). */\n"
     "static int owned(void *p, const onnx2mlir_tensor *inputs, const int64_t *results, int i) {\n"
     "  if (!p || p == CONSTANT_ALLOCATED) return 0;\n"
-    "  if ((const unsigned char *)p >= o2m_weights && (const unsigned char *)p < o2m_weights + WEIGHT_BYTES) return 0;\n"
+    "  const unsigned char *w = o2m_weights;\n"
+    "  if (w && (const unsigned char *)p >= w && (const unsigned char *)p < w + WEIGHT_BYTES) return 0;\n"
     "  for (int k = 0; k < N_IN; k++)\n"
     "    if (inputs[k].data == p) return 0;\n"
     "  for (int k = 0; k < i; results += 3 + 2 * out_rank[k], k++)\n"
@@ -345,6 +415,7 @@ static const char runtime_text[] =
     "int MODEL(run)(const onnx2mlir_tensor *inputs, int n_inputs, onnx2mlir_tensor *outputs, int n_outputs) {\n"
     "  if (n_inputs != N_IN || n_outputs != N_OUT || (N_IN && !inputs) || !outputs) return ONNX2MLIR_ERR_ARGUMENT;\n"
     "  int status = check_inputs(inputs);\n"
+    "  if (status == ONNX2MLIR_OK) status = weights_ready();\n"
     "  if (status != ONNX2MLIR_OK) return status;\n"
     "  int64_t *words = calloc(IN_WORDS + WEIGHT_WORDS + OUT_WORDS + 1, sizeof(int64_t));\n"
     "  void **args = calloc(N_IN + N_WEIGHTS + 1, sizeof(void *));\n"
@@ -386,6 +457,7 @@ int compile_write_wrapper(FILE *out, const compile_plan *p, const char *header_n
   c_string(out, header_name);
   fprintf(out, "\n#define MODEL(f) %s_##f\n", p->name);
   if (write_tables(out, p)) return -1;
+  fputs(p->weights_file ? external_weights_text : embedded_weights_text, out);
   fputs(runtime_text, out);
   return ferror(out) ? -1 : 0;
 }
