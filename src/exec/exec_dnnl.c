@@ -268,6 +268,15 @@ static conv_site *find_site(const int64_t *key, site_builder build, const int64_
   return s;
 }
 
+/* Whether the current model has a site of `key` already. */
+static int site_exists(const int64_t *key) {
+  pthread_mutex_lock(&sites_lock);
+  conv_site *s = sites;
+  while (s && (s->owner != current_owner || memcmp(s->key, key, sizeof(s->key)) != 0)) s = s->next;
+  pthread_mutex_unlock(&sites_lock);
+  return s != NULL;
+}
+
 /* Runs the site's primitive on x (and the bias) into y. */
 static int run_site(conv_site *s, const float *x, const float *bias, float *y) {
   int n_args = 0;
@@ -504,6 +513,26 @@ static int build_matmul_site(conv_site *s, const int64_t *k, const memref4 *x, c
   return ok;
 }
 
+/* When packing B pays and memory allows: A has rows enough to reuse it
+ * (a vector times a matrix reads B once either way), B is at most
+ * PACK_MAX_BYTES, and all packed copies together stay under
+ * PACK_BUDGET_BYTES (a model of large weights keeps reading them in
+ * place, through BLAS). */
+enum { PACK_MIN_ROWS = 8 };
+#define PACK_MAX_BYTES ((int64_t)64 << 20)
+#define PACK_BUDGET_BYTES ((int64_t)1 << 30)
+static int64_t packed_bytes; /* under sites_lock */
+
+static int worth_packing(int64_t m, int64_t n, int64_t k) {
+  int64_t bytes = n * k * (int64_t)sizeof(float);
+  if (m < PACK_MIN_ROWS || bytes > PACK_MAX_BYTES) return 0;
+  pthread_mutex_lock(&sites_lock);
+  int ok = packed_bytes + bytes <= PACK_BUDGET_BYTES;
+  if (ok) packed_bytes += bytes; /* kept for the process: sites of freed models rarely come back */
+  pthread_mutex_unlock(&sites_lock);
+  return ok;
+}
+
 /* C [M, N] += A [M, K] B, B [K, N] given by its strides (sb); B is the
  * model's (a weight), packed once per loaded model. */
 static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
@@ -518,7 +547,9 @@ static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
   if (key[M_M] == 0 || key[M_N] == 0) return;
   one_thread();
   int owned = 0, done = 0;
-  conv_site *s = key[M_K] ? find_site(key, build_matmul_site, key, NULL, NULL, NULL, &owned) : NULL;
+  conv_site *s = NULL;
+  if (key[M_K] && current_owner && (site_exists(key) || worth_packing(key[M_M], key[M_N], key[M_K])))
+    s = find_site(key, build_matmul_site, key, NULL, NULL, NULL, &owned);
   if (s) {
     done = run_site(s, ap, NULL, cp);
     pthread_mutex_unlock(&s->lock);

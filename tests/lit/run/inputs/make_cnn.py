@@ -2,9 +2,10 @@
 (oneDNN): Conv+Relu, a ceil-mode MaxPool with uneven pads, a depthwise Conv
 with Clip, a 1x1 Conv without bias added to a residual (then Relu), a
 dilated Conv, Concat on the channels, a strided Conv with asymmetric pads
-that is itself a graph output, Sigmoid-weighted GlobalAveragePool, then a
-Gemm with transB and a MatMul of constant weights (oneDNN's matmul). Writes
-cnn.onnx, x.npy and the outputs NumPy computes (y0.npy, y1.npy)."""
+that is itself a graph output, Sigmoid-weighted GlobalAveragePool, and the
+weighted map's 36 pixels as rows through a Gemm with transB and a MatMul
+of constant weights (oneDNN's matmul). Writes cnn.onnx, x.npy and the
+outputs NumPy computes (y0.npy, y1.npy, y2.npy)."""
 import os
 import sys
 
@@ -56,7 +57,7 @@ def max_pool_ceil(x, k, s, pads):
 relu = lambda a: np.maximum(a, 0)
 w = {"w1": rand(8, 4, 3, 3), "b1": rand(8), "wd": rand(8, 1, 3, 3), "bd": rand(8), "we": rand(8, 8, 1, 1),
      "wf1": rand(4, 8, 1, 1), "bf1": rand(4), "wf2": rand(4, 8, 3, 3), "bf2": rand(4), "ws": rand(6, 8, 3, 3),
-     "bs": rand(6), "wg": rand(5, 8), "bg": rand(5), "wm": rand(5, 3), "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)}
+     "bs": rand(6), "wg": rand(5, 8), "bg": rand(5), "wm": rand(5, 3), "rows": np.array([8, 36], np.int64), "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)}
 x = rand(1, 4, 12, 12)
 
 r1 = relu(conv(x, w["w1"], w["b1"], pads=(1, 1, 1, 1)))
@@ -67,7 +68,8 @@ cat = np.concatenate([relu(conv(r2, w["wf1"], w["bf1"])),
                       relu(conv(r2, w["wf2"], w["bf2"], pads=(2, 2, 2, 2), dilations=(2, 2)))], axis=1)
 y0 = conv(cat, w["ws"], w["bs"], strides=(2, 2), pads=(0, 1, 1, 0))
 sig = cat * (1 / (1 + np.exp(-cat)))
-y1 = (sig.mean(axis=(2, 3)).reshape(1, 8) @ w["wg"].T + w["bg"]) @ w["wm"]
+y1 = sig.mean(axis=(2, 3)).reshape(1, 8)
+y2 = (sig.reshape(8, 36).T @ w["wg"].T + w["bg"]) @ w["wm"]
 
 N = helper.make_node
 nodes = [
@@ -88,14 +90,17 @@ nodes = [
     N("Sigmoid", ["cat"], ["sg"]),
     N("Mul", ["cat", "sg"], ["m"]),
     N("GlobalAveragePool", ["m"], ["g"]),
-    N("Flatten", ["g"], ["fl"]),
-    N("Gemm", ["fl", "wg", "bg"], ["gm"], transB=1),
-    N("MatMul", ["gm", "wm"], ["y1"]),
+    N("Flatten", ["g"], ["y1"]),
+    N("Reshape", ["m", "rows"], ["mr"]),
+    N("Transpose", ["mr"], ["pixels"], perm=[1, 0]),
+    N("Gemm", ["pixels", "wg", "bg"], ["gm"], transB=1),
+    N("MatMul", ["gm", "wm"], ["y2"]),
 ]
 graph = helper.make_graph(
     nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 12, 12])],
     [helper.make_tensor_value_info("y0", TensorProto.FLOAT, None),
-     helper.make_tensor_value_info("y1", TensorProto.FLOAT, None)],
+     helper.make_tensor_value_info("y1", TensorProto.FLOAT, None),
+     helper.make_tensor_value_info("y2", TensorProto.FLOAT, None)],
     [numpy_helper.from_array(v, k) for k, v in w.items()])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
@@ -103,3 +108,4 @@ open(os.path.join(out, "cnn.onnx"), "wb").write(model.SerializeToString())
 np.save(os.path.join(out, "x.npy"), x)
 np.save(os.path.join(out, "y0.npy"), y0)
 np.save(os.path.join(out, "y1.npy"), y1)
+np.save(os.path.join(out, "y2.npy"), y2)
