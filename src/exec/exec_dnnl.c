@@ -68,13 +68,24 @@ DNNL_FUNCTIONS(DECLARE)
 #undef DECLARE
 
 static void (*p_omp_set_num_threads)(int);
+static int (*p_omp_get_max_threads)(void);
 static pthread_once_t dnnl_once = PTHREAD_ONCE_INIT;
 static int dnnl_ready;
 static dnnl_engine_t engine;
 static dnnl_stream_t stream;
 
-static void one_thread(void) {
-  if (p_omp_set_num_threads) p_omp_set_num_threads(1);
+/* oneDNN on one thread, as the rest of the generated code; the calling
+ * thread's OpenMP setting (which a host program may use too) is given
+ * back after the call (threads_back). */
+static int one_thread(void) {
+  if (!p_omp_set_num_threads || !p_omp_get_max_threads) return 0;
+  int was = p_omp_get_max_threads();
+  p_omp_set_num_threads(1);
+  return was;
+}
+
+static void threads_back(int was) {
+  if (was > 0) p_omp_set_num_threads(was);
 }
 
 static void find_dnnl(void) {
@@ -86,14 +97,14 @@ static void find_dnnl(void) {
 #define RESOLVE(f) found &= (p_##f = (__typeof__(f) *)(uintptr_t)dlsym(lib, #f)) != NULL;
   DNNL_FUNCTIONS(RESOLVE)
 #undef RESOLVE
-  /* the OpenMP runtime oneDNN links: one thread per call (omp's setting
-   * is the calling thread's) */
+  /* the OpenMP runtime oneDNN links (its setting is the calling thread's) */
   p_omp_set_num_threads = (void (*)(int))(uintptr_t)dlsym(lib, "omp_set_num_threads");
+  p_omp_get_max_threads = (int (*)(void))(uintptr_t)dlsym(lib, "omp_get_max_threads");
   if (!found) return;
-  one_thread();
-  if (p_dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) return;
-  if (p_dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) != dnnl_success) return;
-  dnnl_ready = 1;
+  int was = one_thread();
+  dnnl_ready = p_dnnl_engine_create(&engine, dnnl_cpu, 0) == dnnl_success &&
+               p_dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) == dnnl_success;
+  threads_back(was);
 }
 
 int exec_dnnl_available(void) {
@@ -359,7 +370,7 @@ static void ciface_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 
     xp = xd;
   }
   const float *bp = p[P_HAS_BIAS] ? (const float *)b->aligned + b->offset : NULL;
-  one_thread();
+  int threads = one_thread();
   int64_t key[KEY_WORDS];
   memcpy(key, p, sizeof(int64_t) * P_COUNT);
   memcpy(key + P_COUNT, x->sizes, sizeof(int64_t) * 4);
@@ -376,6 +387,7 @@ static void ciface_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 
     pthread_mutex_unlock(&s->lock);
     if (owned) free_site(s);
   }
+  threads_back(threads);
   if (!done && xp) reference_conv(p, xp, x, w, bp, yp, y);
   free(xd);
 }
@@ -435,7 +447,7 @@ static void ciface_pool(memref4 *x, memref4 *y, memref1 *params) {
     if (xd) copy_dense(x, xd);
     xp = xd;
   }
-  one_thread();
+  int threads = one_thread();
   int64_t key[KEY_WORDS] = {0};
   memcpy(key, p, sizeof(int64_t) * Q_COUNT);
   key[KEY_WORDS - 1] = -1; /* no convolution's key ends so */
@@ -447,6 +459,7 @@ static void ciface_pool(memref4 *x, memref4 *y, memref1 *params) {
     pthread_mutex_unlock(&s->lock);
     if (owned) free_site(s);
   }
+  threads_back(threads);
   if (!done && xp) reference_pool(p, xp, x, yp, y);
   free(xd);
 }
@@ -545,7 +558,7 @@ static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
   memcpy(key + M_SC, c->strides, 2 * sizeof(int64_t));
   float *ap = a->aligned + a->offset, *cp = c->aligned + c->offset;
   if (key[M_M] == 0 || key[M_N] == 0) return;
-  one_thread();
+  int threads = one_thread();
   int owned = 0, done = 0;
   conv_site *s = NULL;
   if (key[M_K] && current_owner && (site_exists(key) || worth_packing(key[M_M], key[M_N], key[M_K])))
@@ -555,6 +568,7 @@ static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
     pthread_mutex_unlock(&s->lock);
     if (owned) free_site(s);
   }
+  threads_back(threads);
   if (!done) exec_blas_gemm(key[M_M], key[M_N], key[M_K], ap, a->strides, b, sb, cp, c->strides);
 }
 
