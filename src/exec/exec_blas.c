@@ -76,15 +76,8 @@ int exec_blas_available(void) {
 
 #define NBT_CALL "o2m_sgemm_nbt" /* batched A and C, one transposed B */
 
-typedef struct memref2 {
-  float *allocated, *aligned;
-  int64_t offset, sizes[2], strides[2];
-} memref2;
-
-typedef struct memref3 {
-  float *allocated, *aligned;
-  int64_t offset, sizes[3], strides[3];
-} memref3;
+typedef EXEC_F32_MEMREF(2) memref2;
+typedef EXEC_F32_MEMREF(3) memref3;
 
 /* A [m, k] operand's BLAS form: its transpose flag and leading dim, or 0
  * when its rows and columns are both strided. */

@@ -61,7 +61,8 @@
   X(dnnl_primitive_execute)                                                                                \
   X(dnnl_memory_create)                                                                                    \
   X(dnnl_memory_destroy)                                                                                   \
-  X(dnnl_memory_set_data_handle)
+  X(dnnl_memory_set_data_handle)                                                                           \
+  X(dnnl_memory_get_memory_desc)
 
 #define DECLARE(f) static __typeof__(f) *p_##f;
 DNNL_FUNCTIONS(DECLARE)
@@ -114,10 +115,7 @@ int exec_dnnl_available(void) {
 
 /* ---- call sites ----------------------------------------------------------------- */
 
-typedef struct memref4 {
-  float *allocated, *aligned;
-  int64_t offset, sizes[4], strides[4];
-} memref4;
+typedef EXEC_F32_MEMREF(4) memref4;
 
 typedef struct memref1 {
   void *allocated, *aligned;
@@ -184,6 +182,27 @@ static int tag_desc(dnnl_memory_desc_t *md, int rank, const int64_t *dims, dnnl_
   return p_dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, tag) == dnnl_success;
 }
 
+/* Copies weights of layout `plain` at `data` into `into` (the layout a
+ * primitive chose); non-zero on success. */
+static int reorder_weights(const dnnl_memory_desc_t *plain, const float *data, dnnl_memory_t into) {
+  const dnnl_memory_desc_t *to = NULL;
+  dnnl_primitive_desc_t rpd = NULL;
+  dnnl_primitive_t reorder = NULL;
+  dnnl_memory_t from = NULL;
+  int ok = p_dnnl_memory_get_memory_desc(into, &to) == dnnl_success &&
+           p_dnnl_memory_create(&from, plain, engine, (void *)(uintptr_t)data) == dnnl_success &&
+           p_dnnl_reorder_primitive_desc_create(&rpd, plain, engine, to, engine, NULL) == dnnl_success &&
+           p_dnnl_primitive_create(&reorder, rpd) == dnnl_success;
+  if (ok) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, into}};
+    ok = p_dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success && p_dnnl_stream_wait(stream) == dnnl_success;
+  }
+  if (reorder) p_dnnl_primitive_destroy(reorder);
+  if (rpd) p_dnnl_primitive_desc_destroy(rpd);
+  if (from) p_dnnl_memory_destroy(from);
+  return ok;
+}
+
 /* Builds the site's primitive and memories (weights reordered from w). */
 static int build_site(conv_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
   int64_t g = p[P_GROUPS], f = w->sizes[0];
@@ -226,20 +245,8 @@ static int build_site(conv_site *s, const int64_t *p, const memref4 *x, const me
        p_dnnl_memory_create(&s->bias, &b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->wei, w_md, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
   /* the weights, reordered once (oneDNN copies plain ones too) */
-  dnnl_primitive_desc_t rpd = NULL;
-  dnnl_primitive_t reorder = NULL;
-  dnnl_memory_t plain = NULL;
   const float *wp = w->aligned + w->offset;
-  ok = ok && p_dnnl_memory_create(&plain, &w_plain, engine, (void *)(uintptr_t)wp) == dnnl_success &&
-       p_dnnl_reorder_primitive_desc_create(&rpd, &w_plain, engine, w_md, engine, NULL) == dnnl_success &&
-       p_dnnl_primitive_create(&reorder, rpd) == dnnl_success;
-  if (ok) {
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, s->wei}};
-    ok = p_dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success && p_dnnl_stream_wait(stream) == dnnl_success;
-  }
-  if (reorder) p_dnnl_primitive_destroy(reorder);
-  if (rpd) p_dnnl_primitive_desc_destroy(rpd);
-  if (plain) p_dnnl_memory_destroy(plain);
+  ok = ok && reorder_weights(&w_plain, wp, s->wei);
   p_dnnl_primitive_desc_destroy(pd);
   s->weights = wp;
   return ok;
@@ -466,10 +473,7 @@ static void ciface_pool(memref4 *x, memref4 *y, memref1 *params) {
 
 /* ---- matrix products with constant B ---------------------------------------------------- */
 
-typedef struct memref2 {
-  float *allocated, *aligned;
-  int64_t offset, sizes[2], strides[2];
-} memref2;
+typedef EXEC_F32_MEMREF(2) memref2;
 
 enum { M_KIND, M_B, M_M, M_N, M_K, M_SA, M_SB = M_SA + 2, M_SC = M_SB + 2, M_COUNT = M_SC + 2 };
 
@@ -507,20 +511,8 @@ static int build_matmul_site(conv_site *s, const int64_t *k, const memref4 *x, c
        p_dnnl_memory_create(&s->dst, &c_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->wei, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
   /* B packed once into the layout the kernel reads */
-  dnnl_primitive_desc_t rpd = NULL;
-  dnnl_primitive_t reorder = NULL;
-  dnnl_memory_t plain = NULL;
   const float *bp = (const float *)(uintptr_t)k[M_B];
-  ok = ok && p_dnnl_memory_create(&plain, &b_md, engine, (void *)(uintptr_t)bp) == dnnl_success &&
-       p_dnnl_reorder_primitive_desc_create(&rpd, &b_md, engine, packed, engine, NULL) == dnnl_success &&
-       p_dnnl_primitive_create(&reorder, rpd) == dnnl_success;
-  if (ok) {
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, s->wei}};
-    ok = p_dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success && p_dnnl_stream_wait(stream) == dnnl_success;
-  }
-  if (reorder) p_dnnl_primitive_destroy(reorder);
-  if (rpd) p_dnnl_primitive_desc_destroy(rpd);
-  if (plain) p_dnnl_memory_destroy(plain);
+  ok = ok && reorder_weights(&b_md, bp, s->wei);
   p_dnnl_primitive_desc_destroy(pd);
   s->weights = bp;
   return ok;

@@ -189,6 +189,14 @@ uint64_t exec_cache_limit(void);
 void exec_cache_prune(const char *dir, const char *keep, uint64_t limit);
 void exec_cache_touch(const char *entry_file);
 
+/* The strided memref descriptor of a float32 buffer of `rank` dims, as
+ * llvm.emit_c_interface passes it to the kernels. */
+#define EXEC_F32_MEMREF(rank)          \
+  struct {                             \
+    float *allocated, *aligned;        \
+    int64_t offset, sizes[rank], strides[rank]; \
+  }
+
 /* ---- float32 matrix products through BLAS (exec_blas.c) -------------- */
 
 /* Whether BLAS was found (libopenblas.so.0; not when ONNX2MLIR_NO_BLAS is
