@@ -126,18 +126,18 @@ enum { P_SITE, P_HAS_BIAS, P_HAS_Z, P_STRIDE, P_PAD = P_STRIDE + 2, P_DILATION =
        P_ACT, P_ALPHA, P_BETA, P_COUNT };
 enum { KEY_WORDS = P_COUNT + 8 }; /* the params and the dims of x and w */
 
-typedef struct conv_site {
-  struct conv_site *next;
+typedef struct kernel_site {
+  struct kernel_site *next;
   const void *owner;
   int64_t key[KEY_WORDS];
   const float *weights; /* what `wei` holds, reordered */
   pthread_mutex_t lock;
-  dnnl_primitive_t conv;
+  dnnl_primitive_t prim;
   dnnl_memory_t src, wei, bias, dst;
-} conv_site;
+} kernel_site;
 
 static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
-static conv_site *sites;
+static kernel_site *sites;
 static _Thread_local const void *current_owner;
 
 const void *exec_dnnl_set_owner(const void *owner) {
@@ -146,16 +146,16 @@ const void *exec_dnnl_set_owner(const void *owner) {
   return was;
 }
 
-static void drop_parts(conv_site *s) {
-  if (s->conv) p_dnnl_primitive_destroy(s->conv);
+static void drop_parts(kernel_site *s) {
+  if (s->prim) p_dnnl_primitive_destroy(s->prim);
   dnnl_memory_t mems[4] = {s->src, s->wei, s->bias, s->dst};
   for (int i = 0; i < 4; i++)
     if (mems[i]) p_dnnl_memory_destroy(mems[i]);
-  s->conv = NULL, s->src = s->wei = s->bias = s->dst = NULL;
+  s->prim = NULL, s->src = s->wei = s->bias = s->dst = NULL;
   s->weights = NULL;
 }
 
-static void free_site(conv_site *s) {
+static void free_site(kernel_site *s) {
   drop_parts(s);
   pthread_mutex_destroy(&s->lock);
   free(s);
@@ -164,8 +164,8 @@ static void free_site(conv_site *s) {
 void exec_dnnl_release(const void *owner) {
   if (!dnnl_ready || !owner) return;
   pthread_mutex_lock(&sites_lock);
-  for (conv_site **p = &sites; *p;) {
-    conv_site *s = *p;
+  for (kernel_site **p = &sites; *p;) {
+    kernel_site *s = *p;
     if (s->owner == owner) {
       *p = s->next;
       free_site(s);
@@ -204,7 +204,7 @@ static int reorder_weights(const dnnl_memory_desc_t *plain, const float *data, d
 }
 
 /* Builds the site's primitive and memories (weights reordered from w). */
-static int build_site(conv_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
+static int build_site(kernel_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
   int64_t g = p[P_GROUPS], f = w->sizes[0];
   int64_t src_dims[4] = {x->sizes[0], x->sizes[3], x->sizes[1], x->sizes[2]};
   int64_t dst_dims[4] = {y->sizes[0], y->sizes[3], y->sizes[1], y->sizes[2]};
@@ -239,7 +239,7 @@ static int build_site(conv_site *s, const int64_t *p, const memref4 *x, const me
   if (attr) p_dnnl_primitive_attr_destroy(attr);
   if (!ok) return 0;
   const dnnl_memory_desc_t *w_md = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  ok = p_dnnl_primitive_create(&s->conv, pd) == dnnl_success &&
+  ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
        p_dnnl_memory_create(&s->src, &src_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->dst, &dst_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->bias, &b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
@@ -253,16 +253,16 @@ static int build_site(conv_site *s, const int64_t *p, const memref4 *x, const me
 }
 
 /* Builds a site's primitive and memories; 0 when oneDNN refuses. */
-typedef int (*site_builder)(conv_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y);
+typedef int (*site_builder)(kernel_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y);
 
 /* The site of `key` (params and shapes) for the current model, built on
  * first use (locked; NULL when oneDNN refuses it). */
-static conv_site *find_site(const int64_t *key, site_builder build, const int64_t *p, const memref4 *x,
+static kernel_site *find_site(const int64_t *key, site_builder build, const int64_t *p, const memref4 *x,
                             const memref4 *w, const memref4 *y, int *owned) {
   const void *owner = current_owner;
   *owned = 0;
   pthread_mutex_lock(&sites_lock);
-  conv_site *s = sites;
+  kernel_site *s = sites;
   while (owner && s && (s->owner != owner || memcmp(s->key, key, sizeof(s->key)) != 0)) s = s->next;
   if (!owner || !s) {
     s = calloc(1, sizeof(*s));
@@ -289,24 +289,24 @@ static conv_site *find_site(const int64_t *key, site_builder build, const int64_
 /* Whether the current model has a site of `key` already. */
 static int site_exists(const int64_t *key) {
   pthread_mutex_lock(&sites_lock);
-  conv_site *s = sites;
+  kernel_site *s = sites;
   while (s && (s->owner != current_owner || memcmp(s->key, key, sizeof(s->key)) != 0)) s = s->next;
   pthread_mutex_unlock(&sites_lock);
   return s != NULL;
 }
 
 /* Runs the site's primitive on x (and the bias) into y. */
-static int run_site(conv_site *s, const float *x, const float *bias, float *y) {
+static int run_site(kernel_site *s, const float *x, const float *bias, float *y) {
   int n_args = 0;
   dnnl_exec_arg_t args[4];
   args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, s->src};
   if (s->wei) args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, s->wei};
   if (bias) args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, s->bias};
   args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_DST, s->dst};
-  return s->conv && p_dnnl_memory_set_data_handle(s->src, (void *)(uintptr_t)x) == dnnl_success &&
+  return s->prim && p_dnnl_memory_set_data_handle(s->src, (void *)(uintptr_t)x) == dnnl_success &&
          p_dnnl_memory_set_data_handle(s->dst, y) == dnnl_success &&
          (!bias || p_dnnl_memory_set_data_handle(s->bias, (void *)(uintptr_t)bias) == dnnl_success) &&
-         p_dnnl_primitive_execute(s->conv, stream, n_args, args) == dnnl_success &&
+         p_dnnl_primitive_execute(s->prim, stream, n_args, args) == dnnl_success &&
          p_dnnl_stream_wait(stream) == dnnl_success;
 }
 
@@ -383,7 +383,7 @@ static void ciface_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 
   memcpy(key + P_COUNT, x->sizes, sizeof(int64_t) * 4);
   memcpy(key + P_COUNT + 4, w->sizes, sizeof(int64_t) * 4);
   int owned = 0, done = 0;
-  conv_site *s = xp ? find_site(key, build_site, p, x, w, y, &owned) : NULL;
+  kernel_site *s = xp ? find_site(key, build_site, p, x, w, y, &owned) : NULL;
   if (s) {
     /* new weights at this site (not expected: they are the model's): reorder them again */
     if (s->weights != w->aligned + w->offset) {
@@ -403,7 +403,7 @@ static void ciface_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 
 
 enum { Q_SITE, Q_KERNEL, Q_STRIDE = Q_KERNEL + 2, Q_PAD = Q_STRIDE + 2, Q_DILATION = Q_PAD + 4, Q_COUNT = Q_DILATION + 2 };
 
-static int build_pool_site(conv_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
+static int build_pool_site(kernel_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
   (void)w;
   int64_t src_dims[4] = {x->sizes[0], x->sizes[3], x->sizes[1], x->sizes[2]};
   int64_t dst_dims[4] = {y->sizes[0], y->sizes[3], y->sizes[1], y->sizes[2]};
@@ -417,7 +417,7 @@ static int build_pool_site(conv_site *s, const int64_t *p, const memref4 *x, con
   int ok = p_dnnl_pooling_v2_forward_desc_init(&pool, dnnl_forward_inference, dnnl_pooling_max, &src_md, &dst_md,
                                                strides, kernel, dilates, pad_l, pad_r) == dnnl_success &&
            p_dnnl_primitive_desc_create(&pd, &pool, NULL, engine, NULL) == dnnl_success;
-  ok = ok && p_dnnl_primitive_create(&s->conv, pd) == dnnl_success &&
+  ok = ok && p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
        p_dnnl_memory_create(&s->src, &src_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->dst, &dst_md, engine, DNNL_MEMORY_NONE) == dnnl_success;
   if (pd) p_dnnl_primitive_desc_destroy(pd);
@@ -460,7 +460,7 @@ static void ciface_pool(memref4 *x, memref4 *y, memref1 *params) {
   key[KEY_WORDS - 1] = -1; /* no convolution's key ends so */
   memcpy(key + Q_COUNT, x->sizes, sizeof(int64_t) * 4);
   int owned = 0, done = 0;
-  conv_site *s = xp ? find_site(key, build_pool_site, p, x, NULL, y, &owned) : NULL;
+  kernel_site *s = xp ? find_site(key, build_pool_site, p, x, NULL, y, &owned) : NULL;
   if (s) {
     done = run_site(s, xp, NULL, yp);
     pthread_mutex_unlock(&s->lock);
@@ -484,7 +484,7 @@ static int strided_desc(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, int6
 
 /* key: the kind, B's address, M, N, K and the strides of A, B (as
  * [K, N]) and C; `w` carries B's data. */
-static int build_matmul_site(conv_site *s, const int64_t *k, const memref4 *x, const memref4 *w, const memref4 *y) {
+static int build_matmul_site(kernel_site *s, const int64_t *k, const memref4 *x, const memref4 *w, const memref4 *y) {
   (void)x, (void)y, (void)w;
   dnnl_memory_desc_t a_md, b_md, b_any, c_md;
   dnnl_dims_t b_dims = {k[M_K], k[M_N]};
@@ -506,7 +506,7 @@ static int build_matmul_site(conv_site *s, const int64_t *k, const memref4 *x, c
   if (attr) p_dnnl_primitive_attr_destroy(attr);
   if (!ok) return 0;
   const dnnl_memory_desc_t *packed = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  ok = p_dnnl_primitive_create(&s->conv, pd) == dnnl_success &&
+  ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
        p_dnnl_memory_create(&s->src, &a_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->dst, &c_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->wei, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
@@ -552,7 +552,7 @@ static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
   if (key[M_M] == 0 || key[M_N] == 0) return;
   int threads = one_thread();
   int owned = 0, done = 0;
-  conv_site *s = NULL;
+  kernel_site *s = NULL;
   if (key[M_K] && current_owner && (site_exists(key) || worth_packing(key[M_M], key[M_N], key[M_K])))
     s = find_site(key, build_matmul_site, key, NULL, NULL, NULL, &owned);
   if (s) {
