@@ -235,6 +235,13 @@ static void print_phase_table(const run_args *a, const o2m_run_timings *t) {
   if (other > 0) fprintf(stderr, "    %-32s %10.1f\n", "(the others)", other);
   fprintf(stderr, "  %-34s %10.1f\n  %-34s %10.1f\n", "LLVM IR and optimisation", d->llvm_ir_ms,
           "LLVM code generation, linking", d->llvm_codegen_ms);
+  int n_units = d->units_at_level[0] + d->units_at_level[1] + d->units_at_level[2] + d->units_at_level[3];
+  if (n_units) {
+    fprintf(stderr, "    LLVM units: %d, by opt level:", n_units);
+    for (int level = 0; level < 4; level++)
+      if (d->units_at_level[level]) fprintf(stderr, " %d at O%d", d->units_at_level[level], level);
+    fputc('\n', stderr);
+  }
   fprintf(stderr, "  %-34s %10.3f\n", t->runs > 1 ? "call (median)" : "call", t->run_median_ms);
   fprintf(stderr, "  cache: %s\n", cache_states[t->cache >= 0 && t->cache <= 3 ? t->cache : 0]);
 }

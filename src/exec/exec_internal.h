@@ -210,6 +210,10 @@ o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag);
  * become an im2col gather and a product for BLAS, by upstream's
  * transform dialect (convert_conv2d_to_img2col); nothing without BLAS. */
 o2m_status exec_convs_to_products(MlirModule module, o2m_diag *diag);
+
+/* Upstream's elementwise fusion on tensors, the float products kept as
+ * named ops for the kernels (exec_fusion.c). */
+o2m_status exec_fuse_elementwise(MlirModule module, o2m_diag *diag);
 /* The kernels the calls reach (four). */
 int exec_blas_symbols(exec_symbol *out);
 /* C [m, n] += A [m, k] B [k, n], strides in elements: BLAS, or loops

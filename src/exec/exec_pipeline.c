@@ -161,6 +161,10 @@ static void record(o2m_compile_times *times, const char *name, double ms) {
 
 o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, int *blas_calls, o2m_compile_times *times,
                               o2m_diag *diag) {
+  double t_fuse = exec_now_ms();
+  o2m_status fused = exec_fuse_elementwise(module, diag);
+  record(times, "elementwise fusion", exec_now_ms() - t_fuse);
+  if (fused) return fused;
   if (blas_calls) {
     double t0 = exec_now_ms();
     o2m_status s = exec_convs_to_products(module, diag);

@@ -188,9 +188,55 @@ static int add_packed_wrapper(LLVMModuleRef mod, const char *entry) {
   return 0;
 }
 
+/* ---- the opt level of each unit -------------------------------------------- */
+
+/* Whether some function of mod has a loop: a branch back to a block at
+ * or before its own in the function's layout (the translation keeps
+ * MLIR's block order, where a loop's header comes before its body). */
+static int has_loop(LLVMModuleRef mod) {
+  enum { SLOTS = 1 << 12 }; /* a function's blocks, numbered in order; hashed by address */
+  static _Thread_local struct {
+    LLVMBasicBlockRef block;
+    int index;
+  } seen[SLOTS];
+  for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+    unsigned n = LLVMCountBasicBlocks(fn);
+    if (n < 2) continue;
+    if (n > SLOTS / 2) return 1; /* too many to number: take it as having one */
+    memset(seen, 0, sizeof(seen));
+    int index = 0;
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(fn); b; b = LLVMGetNextBasicBlock(b), index++) {
+      size_t h = ((size_t)b >> 4) & (SLOTS - 1);
+      while (seen[h].block) h = (h + 1) & (SLOTS - 1);
+      seen[h].block = b, seen[h].index = index;
+    }
+    index = 0;
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(fn); b; b = LLVMGetNextBasicBlock(b), index++) {
+      LLVMValueRef term = LLVMGetBasicBlockTerminator(b);
+      unsigned n_succ = term ? LLVMGetNumSuccessors(term) : 0;
+      for (unsigned i = 0; i < n_succ; i++) {
+        LLVMBasicBlockRef to = LLVMGetSuccessor(term, i);
+        size_t h = ((size_t)to >> 4) & (SLOTS - 1);
+        while (seen[h].block && seen[h].block != to) h = (h + 1) & (SLOTS - 1);
+        if (seen[h].block == to && seen[h].index <= index) return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* The level a unit is optimised at: the one asked for where it has loops
+ * (what vectorisation and unrolling work on); at most 1 for straight-line
+ * code (the entry's calls of its parts, kernel calls, views), where the
+ * higher levels find nothing more to do and only take time. */
+static int unit_opt_level(LLVMModuleRef mod, int requested) {
+  return requested > 1 && !has_loop(mod) ? 1 : requested;
+}
+
 typedef struct unit {
   LLVMContextRef ctx;
   LLVMModuleRef mod;
+  int opt_level;
   exec_blob object;
   char *error;
 } unit;
@@ -198,7 +244,7 @@ typedef struct unit {
 /* The units, and the next one a thread takes. */
 typedef struct work {
   unit *units;
-  int n, opt_level, next;
+  int n, next;
   pthread_mutex_t lock;
 } work;
 
@@ -209,7 +255,7 @@ static void *compile_units(void *user) {
     int u = w->next < w->n ? w->next++ : -1;
     pthread_mutex_unlock(&w->lock);
     if (u < 0) return NULL;
-    exec_llvm_object(w->units[u].mod, w->opt_level, &w->units[u].object, &w->units[u].error);
+    exec_llvm_object(w->units[u].mod, w->units[u].opt_level, &w->units[u].object, &w->units[u].error);
   }
 }
 
@@ -245,7 +291,11 @@ o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_leve
   if (!s && add_packed_wrapper(units[0].mod, entry) != 0)
     s = o2m_fail(diag, O2M_ERR_INTERNAL, "the JIT module has no _mlir_ciface_%s", entry);
   double t1 = exec_now_ms();
-  work w = {units, s ? 0 : n_units, opt_level, 0, PTHREAD_MUTEX_INITIALIZER};
+  for (int u = 0; u < n_units && !s; u++) {
+    units[u].opt_level = unit_opt_level(units[u].mod, opt_level);
+    if (times) times->units_at_level[units[u].opt_level]++;
+  }
+  work w = {units, s ? 0 : n_units, 0, PTHREAD_MUTEX_INITIALIZER};
   pthread_t threads[EXEC_MAX_UNITS];
   int started[EXEC_MAX_UNITS] = {0};
   for (int t = 1; t < n_threads; t++) started[t] = pthread_create(&threads[t], NULL, compile_units, &w) == 0;

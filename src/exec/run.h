@@ -34,6 +34,7 @@ typedef struct o2m_compile_times {
   double pass_ms[O2M_MAX_PASS_TIMES];
   double llvm_ir_ms;      /* translating to LLVM IR and LLVM's optimisation */
   double llvm_codegen_ms; /* LLVM's code generation and the JIT's linking */
+  int units_at_level[4];  /* how many LLVM units were optimised at O0..O3 */
 } o2m_compile_times;
 
 /* What the compiled-code cache did in a run. */
