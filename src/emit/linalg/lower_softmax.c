@@ -21,10 +21,14 @@ static MlirValue widened(lw_ctx *cx, const softmax_step *st, MlirValue x) {
   return lw_scalar_cast(cx, x, st->in_dt, st->dt);
 }
 
-/* args: x, accumulator */
+/* args: x, accumulator. The max only shifts the exps, so it may skip NaNs
+ * (arith.maxnumf, whose reduction LLVM vectorizes; Max's maximumf it does
+ * not): a NaN in the row still makes its exp, the sum and every output
+ * NaN, as the reference's NaN max does. */
 static o2m_status max_body(lw_ctx *cx, const MlirValue *args, MlirValue *result, void *user) {
   const softmax_step *st = user;
-  *result = lw_scalar_op2(cx, "Max", st->dt, args[1], widened(cx, st, args[0]));
+  MlirValue ops[2] = {args[1], widened(cx, st, args[0])};
+  *result = lw_op1(cx, "arith.maxnumf", 2, ops, mlirValueGetType(args[1]), NULL);
   return lw_value_status(cx, *result);
 }
 
