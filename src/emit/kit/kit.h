@@ -197,6 +197,8 @@ int lw_dtype_is_unsigned(o2m_dtype d); /* unsigned integers and bool */
 /* ---- ops --------------------------------------------------------------- */
 /* Parses an attribute from text ("3 : i64", "[1, 2]", "#arith.fastmath<none>"). */
 MlirAttribute lw_attr_parse(lw_ctx *cx, const char *text);
+/* Parses the dictionary {attrs} from its entries' text, of any length. */
+MlirAttribute lw_attr_dict_parse(lw_ctx *cx, const char *attrs);
 /* Creates op `name` at the end of cx->block with the given operands,
  * result types and attributes (`attrs` is a dictionary in MLIR syntax
  * without braces, e.g. "predicate = 2 : i64", or NULL), plus

@@ -313,15 +313,23 @@ MlirOperation lw_op_attrs(lw_ctx *cx, const char *name, int n_operands,
   return op;
 }
 
+MlirAttribute lw_attr_dict_parse(lw_ctx *cx, const char *attrs) {
+  size_t n = strlen(attrs);
+  char *text = o2m_arena_alloc(&cx->scratch, n + 3); /* any length: a Resize's weight table, say */
+  if (!text) return mlirAttributeGetNull();
+  text[0] = '{';
+  memcpy(text + 1, attrs, n);
+  text[n + 1] = '}', text[n + 2] = '\0';
+  return lw_attr_parse(cx, text);
+}
+
 MlirOperation lw_op(lw_ctx *cx, const char *name, int n_operands,
                     const MlirValue *operands, int n_results,
                     const MlirType *results, const char *attrs, int n_regions) {
   MlirNamedAttribute named[32];
   int n_named = 0;
   if (attrs && attrs[0]) {
-    char text[4096];
-    snprintf(text, sizeof(text), "{%s}", attrs);
-    MlirAttribute dict = lw_attr_parse(cx, text);
+    MlirAttribute dict = lw_attr_dict_parse(cx, attrs);
     if (mlirAttributeIsNull(dict) || !mlirAttributeIsADictionary(dict)) {
       lw_error(cx, "internal: bad attribute text for %s: {%s}", name, attrs);
       return (MlirOperation){NULL};

@@ -98,9 +98,7 @@ MlirValue lw_named(lw_ctx *cx, const char *name, int n_ins, const MlirValue *ins
   int n = 0;
   list[n++] = named(cx, "operandSegmentSizes", segments(cx, n_ins, 1));
   if (attrs && attrs[0]) {
-    char text[2048];
-    snprintf(text, sizeof(text), "{%s}", attrs);
-    MlirAttribute dict = lw_attr_parse(cx, text);
+    MlirAttribute dict = lw_attr_dict_parse(cx, attrs);
     if (mlirAttributeIsNull(dict)) {
       lw_error(cx, "internal: bad attribute text for %s: {%s}", name, attrs);
       return (MlirValue){NULL};
