@@ -6,10 +6,13 @@
  * gathers, for each output position p < K, the element of rank p. Order as
  * the reference: larger first (smaller with largest = 0), NaN above every
  * number, ties by lower index. O(n^2) along the axis, O(n K) for the
- * gather; K must be known at import. */
+ * gather. K known at import gives a static output dim; one computed at run
+ * time (detection models take min(candidates, top-n) of filtered boxes) a
+ * dynamic one. */
 #include <string.h>
 
 #include "emit/linalg/lower_elementwise.h"
+#include "emit/linalg/lower_shape.h"
 
 enum { MAX_RANK = 63 };
 
@@ -71,9 +74,9 @@ o2m_status lw_lower_topk(lw_ctx *cx) {
   MlirValue x = lw_in(cx, 0);
   if (mlirValueIsNull(x)) return lw_unsupported(cx, "input is missing or not a tensor");
   int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(x));
-  int64_t *k_value = NULL;
-  if (lw_in_known_ints(cx, 1, &k_value) != 1) return lw_unsupported(cx, "a K that is not known at import time");
-  int64_t axis = lw_attr_int(cx, "axis", -1), k = k_value[0];
+  lw_ix *k_ix = NULL;
+  if (lw_in_ixs(cx, 1, &k_ix) != 1) return lw_unsupported(cx, "K is not a 1-element tensor");
+  int64_t axis = lw_attr_int(cx, "axis", -1), k = lw_ix_is_const(k_ix[0]) ? k_ix[0].c : 0;
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) return lw_error(cx, "axis %lld is out of range for rank %d", (long long)lw_attr_int(cx, "axis", -1), rank);
   if (rank > MAX_RANK) return lw_unsupported(cx, "rank above %d", MAX_RANK);
@@ -108,7 +111,12 @@ o2m_status lw_lower_topk(lw_ctx *cx) {
   MlirValue ranks;
   o2m_status s = lw_generic(cx, &first, &ranks);
   if (s) return s;
-  sizes[axis] = k;
+  if (lw_ix_is_const(k_ix[0])) {
+    sizes[axis] = k;
+  } else { /* K of the run: a dynamic dim */
+    sizes[axis] = mlirShapedTypeGetDynamicSize();
+    dims[axis] = lw_ix_value(cx, k_ix[0]);
+  }
   MlirValue outs[2] = {
       lw_filled(cx, mlirRankedTensorTypeGet(rank, sizes, elem, mlirAttributeGetNull()), dims,
                 lw_const_scalar(cx, st.dt, 0)),
