@@ -46,7 +46,12 @@ o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
  * a product) are then linalg.matmul / linalg.batch_matmul, which the
  * executor turns into calls of the kernels O2M_SGEMM_CALL,
  * O2M_SGEMM_BATCHED_CALL, O2M_SGEMM_BT_CALL (exec_blas.c). */
-enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4, O2M_JIT_PROFILE = 8, O2M_JIT_DNNL = 16 };
+enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4, O2M_JIT_PROFILE = 8, O2M_JIT_DNNL = 16, O2M_JIT_KERNELS = 32 };
+/* O2M_JIT_KERNELS: the executor's own C kernels (exec_kernels.c), for ops
+ * whose Linalg form is slow: a float32 TopK is one call of
+ * O2M_TOPK_CALL(x, values, indices, axis, largest) on unranked buffers
+ * (n log n along the axis instead of the generics' n^2). */
+#define O2M_TOPK_CALL "o2m_topk_f32"
 /* O2M_JIT_DNNL: the executor has oneDNN's convolutions (exec_dnnl.c): the
  * float32 2-D convolutions of the main graph run channels last
  * (o2m_layout_channels_last) as com.microsoft NhwcFusedConv nodes, each a

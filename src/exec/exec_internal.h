@@ -46,7 +46,7 @@ typedef struct exec_symbol {
 
 /* Every such function (memrefCopy, the BLAS kernels, the branch
  * failure); returns how many (at most EXEC_MAX_SYMBOLS). */
-enum { EXEC_MAX_SYMBOLS = 12 };
+enum { EXEC_MAX_SYMBOLS = 16 };
 int exec_runtime_symbols(exec_symbol *out);
 
 /* The per-node profile (exec_profile.c): O2M_PROFILE_FN, and its sums
@@ -233,6 +233,10 @@ int exec_dnnl_available(void);
 #define EXEC_DNNL_SGEMM_CALL "o2m_dnnl_sgemm"
 #define EXEC_DNNL_SGEMM_BT_CALL "o2m_dnnl_sgemm_bt"
 int exec_dnnl_symbols(exec_symbol *out);
+
+/* The executor's own kernels (exec_kernels.c, emit.h O2M_JIT_KERNELS);
+ * returns how many. */
+int exec_kernel_symbols(exec_symbol *out);
 /* Names the loaded model whose code this thread runs now (its call sites
  * keep their primitives and reordered weights until released); returns
  * the one named before. */

@@ -76,6 +76,7 @@ int exec_runtime_symbols(exec_symbol *out) {
   out[n++] = exec_profile_symbol();
   n += exec_blas_symbols(out + n);
   n += exec_dnnl_symbols(out + n);
+  n += exec_kernel_symbols(out + n);
   return n;
 }
 

@@ -26,7 +26,7 @@ static o2m_status build_linalg(o2m_model *model, MlirContext mc, int profile, co
   /* ONNX2MLIR_WEIGHTS_IN_CODE=1: weights compiled in as constants (for comparison) */
   const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
   int weight_args = !(in_code && *in_code && strcmp(in_code, "0") != 0) ? O2M_JIT_WEIGHT_ARGS : 0;
-  int flags = O2M_JIT | weight_args | (exec_blas_available() ? O2M_JIT_SGEMM : 0) |
+  int flags = O2M_JIT | O2M_JIT_KERNELS | weight_args | (exec_blas_available() ? O2M_JIT_SGEMM : 0) |
               (exec_dnnl_available() ? O2M_JIT_DNNL : 0) | (profile ? O2M_JIT_PROFILE : 0);
   return o2m_emit_linalg_module_io(model, mc, flags, inputs, outputs, out, diag);
 }

@@ -48,6 +48,11 @@ o2m_status lw_generic(lw_ctx *cx, const lw_generic_spec *spec,
 
 /* A linalg named op (linalg.matmul, linalg.conv_2d_nchw_fchw, ...) with
  * its region filled; `attrs` as in lw_op. Returns result 0. */
+/* Declares `func.func private @fn` of `signature` ("(types) -> ()") with
+ * llvm.emit_c_interface in the module once: an executor kernel the JIT's
+ * code calls (lower_dnnl.c, lower_topk.c). */
+void lw_declare_kernel(lw_ctx *cx, const char *fn, const char *signature);
+
 MlirValue lw_named(lw_ctx *cx, const char *name, int n_ins,
                    const MlirValue *ins, MlirValue out, const char *attrs);
 

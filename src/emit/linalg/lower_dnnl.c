@@ -62,27 +62,6 @@ static o2m_status set_result(lw_ctx *cx, MlirValue buffer, MlirType t) {
   return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take the kernel's result") : lw_set_out(cx, 0, out);
 }
 
-/* Declares kernel `name` with `signature` in the module once. */
-static void declare_kernel(lw_ctx *cx, const char *fn, const char *signature) {
-  MlirBlock body = mlirModuleGetBody(cx->module);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    MlirAttribute name = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_name"));
-    if (!mlirAttributeIsNull(name) && mlirAttributeIsAString(name)) {
-      MlirStringRef s = mlirStringAttrGetValue(name);
-      if (s.length == strlen(fn) && memcmp(s.data, fn, s.length) == 0) return;
-    }
-  }
-  char attrs[1024];
-  snprintf(attrs, sizeof(attrs),
-           "sym_name = \"%s\", sym_visibility = \"private\", function_type = %s, llvm.emit_c_interface", fn,
-           signature);
-  MlirBlock saved = cx->block;
-  cx->block = body;
-  lw_op(cx, "func.func", 0, NULL, 0, NULL, attrs, 1);
-  cx->block = saved;
-}
-
 /* The activation's code and bounds; -1 for one the kernel has not. */
 static int activation(lw_ctx *cx, float *lo, float *hi) {
   const char *act = lw_attr_string(cx, "activation", "");
@@ -129,7 +108,7 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
   char signature[512];
   snprintf(signature, sizeof(signature), "(%s, %s, %s, %s, %s, %s) -> ()", conv_memref, conv_memref, vec_memref,
            conv_memref, conv_memref, params_memref);
-  declare_kernel(cx, O2M_DNNL_CONV_CALL, signature);
+  lw_declare_kernel(cx, O2M_DNNL_CONV_CALL, signature);
   MlirValue y = result_buffer(cx, y_type);
   MlirValue y_arg = mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, conv_memref), NULL);
   if (mlirValueIsNull(b)) b = lw_filled(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, 1, (int64_t[]){1}), NULL,
@@ -171,7 +150,7 @@ o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx) {
   }
   char signature[256];
   snprintf(signature, sizeof(signature), "(%s, %s, %s) -> ()", conv_memref, conv_memref, params_memref);
-  declare_kernel(cx, O2M_DNNL_POOL_CALL, signature);
+  lw_declare_kernel(cx, O2M_DNNL_POOL_CALL, signature);
   MlirValue y = result_buffer(cx, y_type);
   MlirValue args[3] = {as_buffer(cx, x, conv_memref),
                        mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, conv_memref), NULL),

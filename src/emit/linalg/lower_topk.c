@@ -8,8 +8,12 @@
  * number, ties by lower index. O(n^2) along the axis, O(n K) for the
  * gather. K known at import gives a static output dim; one computed at run
  * time (detection models take min(candidates, top-n) of filtered boxes) a
- * dynamic one. */
+ * dynamic one. For the JIT (O2M_JIT_KERNELS), a float32 TopK is instead a
+ * call of the executor's sorting kernel on buffers (emit.h). */
+#include <stdio.h>
 #include <string.h>
+
+#include "emit/emit.h"
 
 #include "emit/linalg/lower_elementwise.h"
 #include "emit/linalg/lower_shape.h"
@@ -70,6 +74,60 @@ static o2m_status gather_body(lw_ctx *cx, const MlirValue *args, MlirValue *yiel
   return O2M_OK;
 }
 
+/* ---- the JIT's kernel --------------------------------------------------------- */
+
+static const char unranked_f32[] = "memref<*xf32>", unranked_i64[] = "memref<*xi64>";
+
+/* A buffer of `sizes` (dims[d] gives the dynamic ones) and element elem,
+ * and it as an unranked memref for the call. */
+static MlirValue new_buffer(lw_ctx *cx, int rank, const int64_t *sizes, const MlirValue *dims, MlirType elem,
+                            const char *unranked, MlirValue *as_unranked) {
+  MlirValue dynamic[MAX_RANK];
+  int n_dynamic = 0;
+  for (int d = 0; d < rank; d++)
+    if (mlirShapedTypeIsDynamicSize(sizes[d])) dynamic[n_dynamic++] = dims[d];
+  char attrs[96];
+  snprintf(attrs, sizeof(attrs), "alignment = 64 : i64, operandSegmentSizes = array<i32: %d, 0>", n_dynamic);
+  MlirType t = mlirMemRefTypeGet(elem, rank, sizes, mlirAttributeGetNull(), mlirAttributeGetNull());
+  MlirValue b = lw_op1(cx, "memref.alloc", n_dynamic, dynamic, t, attrs);
+  *as_unranked = mlirValueIsNull(b) ? b : lw_op1(cx, "memref.cast", 1, &b, lw_type(cx, unranked), NULL);
+  return b;
+}
+
+static o2m_status topk_call(lw_ctx *cx, MlirValue x, const topk_step *st, const int64_t *sizes, const MlirValue *dims) {
+  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("bufferization"));
+  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("memref"));
+  int rank = st->rank;
+  MlirType xt = mlirValueGetType(x);
+  int64_t x_sizes[MAX_RANK], strides[MAX_RANK];
+  for (int d = 0; d < rank; d++)
+    x_sizes[d] = mlirShapedTypeGetDimSize(xt, d), strides[d] = mlirShapedTypeGetDynamicStrideOrOffset();
+  MlirAttribute layout = mlirStridedLayoutAttrGet(cx->mc, mlirShapedTypeGetDynamicStrideOrOffset(), rank, strides);
+  MlirType f32 = lw_elem_type(cx, O2M_DT_FLOAT), i64 = lw_type(cx, "i64");
+  MlirValue xb = lw_op1(cx, "bufferization.to_buffer", 1, &x,
+                        mlirMemRefTypeGet(f32, rank, x_sizes, layout, mlirAttributeGetNull()), "read_only");
+  MlirValue args[5];
+  args[0] = mlirValueIsNull(xb) ? xb : lw_op1(cx, "memref.cast", 1, &xb, lw_type(cx, unranked_f32), NULL);
+  MlirValue values = new_buffer(cx, rank, sizes, dims, f32, unranked_f32, &args[1]);
+  MlirValue indices = new_buffer(cx, rank, sizes, dims, i64, unranked_i64, &args[2]);
+  args[3] = lw_const_scalar(cx, O2M_DT_INT64, st->axis);
+  args[4] = lw_const_scalar(cx, O2M_DT_INT64, st->largest);
+  for (int i = 0; i < 5; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass TopK's operands");
+  lw_declare_kernel(cx, O2M_TOPK_CALL, "(memref<*xf32>, memref<*xf32>, memref<*xi64>, i64, i64) -> ()");
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 5, args, 0, NULL, "callee = @" O2M_TOPK_CALL, 0)))
+    return lw_error(cx, "internal: cannot call the TopK kernel");
+  MlirValue out[2] = {values, indices};
+  MlirType types[2] = {mlirRankedTensorTypeGet(rank, sizes, f32, mlirAttributeGetNull()),
+                       mlirRankedTensorTypeGet(rank, sizes, i64, mlirAttributeGetNull())};
+  for (int i = 0; i < 2; i++) {
+    MlirValue t = lw_op1(cx, "bufferization.to_tensor", 1, &out[i], types[i], "restrict, writable");
+    o2m_status s = mlirValueIsNull(t) ? lw_error(cx, "internal: cannot take TopK's results") : lw_set_out(cx, i, t);
+    if (s) return s;
+  }
+  return O2M_OK;
+}
+
 o2m_status lw_lower_topk(lw_ctx *cx) {
   MlirValue x = lw_in(cx, 0);
   if (mlirValueIsNull(x)) return lw_unsupported(cx, "input is missing or not a tensor");
@@ -99,6 +157,15 @@ o2m_status lw_lower_topk(lw_ctx *cx) {
   memset(iterators, 'p', (size_t)rank);
   iterators[rank] = 'r';
   iterators[rank + 1] = 0;
+  if ((cx->for_jit & O2M_JIT_KERNELS) && st.dt == O2M_DT_FLOAT) {
+    int64_t out_sizes[MAX_RANK];
+    MlirValue out_dims[MAX_RANK];
+    memcpy(out_sizes, sizes, sizeof(int64_t) * (size_t)rank);
+    memcpy(out_dims, dims, sizeof(MlirValue) * (size_t)rank);
+    out_sizes[axis] = lw_ix_is_const(k_ix[0]) ? k : mlirShapedTypeGetDynamicSize();
+    out_dims[axis] = lw_ix_value(cx, k_ix[0]);
+    return topk_call(cx, x, &st, out_sizes, out_dims);
+  }
   MlirAttribute m_ident = lw_affine_map(cx, rank + 1, rank, ident);
   MlirAttribute m_at_j = lw_affine_map(cx, rank + 1, rank, at_j);
   MlirType i64 = lw_type(cx, "i64");

@@ -168,3 +168,23 @@ o2m_status lw_for(lw_ctx *cx, MlirValue lb, MlirValue ub, int n, const MlirValue
   lw_for_end(cx, &l, s ? NULL : next, out);
   return s;
 }
+
+void lw_declare_kernel(lw_ctx *cx, const char *fn, const char *signature) {
+  MlirBlock body = mlirModuleGetBody(cx->module);
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    MlirAttribute name = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_name"));
+    if (!mlirAttributeIsNull(name) && mlirAttributeIsAString(name)) {
+      MlirStringRef s = mlirStringAttrGetValue(name);
+      if (s.length == strlen(fn) && memcmp(s.data, fn, s.length) == 0) return;
+    }
+  }
+  char attrs[1024];
+  snprintf(attrs, sizeof(attrs),
+           "sym_name = \"%s\", sym_visibility = \"private\", function_type = %s, llvm.emit_c_interface", fn,
+           signature);
+  MlirBlock saved = cx->block;
+  cx->block = body;
+  lw_op(cx, "func.func", 0, NULL, 0, NULL, attrs, 1);
+  cx->block = saved;
+}
