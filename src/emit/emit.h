@@ -52,6 +52,10 @@ enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4, O2M_JIT_PROFILE 
  * O2M_TOPK_CALL(x, values, indices, axis, largest) on unranked buffers
  * (n log n along the axis instead of the generics' n^2). */
 #define O2M_TOPK_CALL "o2m_topk_f32"
+/* A float32 NonMaxSuppression: count = O2M_NMS_CALL(boxes, scores, rows,
+ * max_out, iou, score_threshold, has_threshold, center_point_box), rows of
+ * [batch, class, box] written into a buffer with room for all. */
+#define O2M_NMS_CALL "o2m_nms_f32"
 /* O2M_JIT_DNNL: the executor has oneDNN's convolutions (exec_dnnl.c): the
  * float32 2-D convolutions of the main graph run channels last
  * (o2m_layout_channels_last) as com.microsoft NhwcFusedConv nodes, each a

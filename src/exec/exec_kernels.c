@@ -6,6 +6,11 @@
  * reference does (larger first, or smaller with largest = 0; NaN above
  * every number; ties by lower index), then the first K written out. n log n
  * a slice, where the generic Linalg form compares every pair.
+ * NonMaxSuppression on float32 (O2M_NMS_CALL): per batch and class, the
+ * candidates above the score threshold sorted by score (ties by lower
+ * index), each kept unless it overlaps a kept one by IoU above the
+ * threshold (the reference's suppress_by_iou), until max_output_boxes_per_class:
+ * n log n + n x kept, where the Linalg form scans all boxes for each pick.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -87,7 +92,84 @@ static void topk_f32(unranked *xu, unranked *vu, unranked *iu, int64_t axis, int
   free(order);
 }
 
+/* ---- NonMaxSuppression ---------------------------------------------------------- */
+
+typedef struct box {
+  float xlo, xhi, ylo, yhi;
+} box;
+
+/* Box j of batch b: corners in any order ([y1, x1, y2, x2]), or centre
+ * and size ([xc, yc, w, h]) when center. */
+static box box_at(const int64_t *d, int64_t b, int64_t j, int center) {
+  const float *p = (const float *)(intptr_t)d[1] + d[2] + b * d[6] + j * d[7];
+  float v[4];
+  for (int k = 0; k < 4; k++) v[k] = p[k * d[8]];
+  if (center)
+    return (box){v[0] - v[2] / 2, v[0] + v[2] / 2, v[1] - v[3] / 2, v[1] + v[3] / 2};
+  return (box){v[1] < v[3] ? v[1] : v[3], v[1] < v[3] ? v[3] : v[1], v[0] < v[2] ? v[0] : v[2],
+               v[0] < v[2] ? v[2] : v[0]};
+}
+
+static float maxf(float a, float b) { return a > b ? a : b; }
+static float minf(float a, float b) { return a < b ? a : b; }
+
+/* The reference's suppress_by_iou: a positive overlap whose IoU is above iou. */
+static int suppresses(const box *a, const box *b, float iou) {
+  float ixlo = maxf(a->xlo, b->xlo), ixhi = minf(a->xhi, b->xhi);
+  float iylo = maxf(a->ylo, b->ylo), iyhi = minf(a->yhi, b->yhi);
+  float inter = (ixhi - ixlo) * (iyhi - iylo);
+  float area_a = (a->xhi - a->xlo) * (a->yhi - a->ylo), area_b = (b->xhi - b->xlo) * (b->yhi - b->ylo);
+  float uni = area_a + area_b - inter;
+  return ixhi > ixlo && iyhi > iylo && inter > 0 && area_a > 0 && area_b > 0 && uni > 0 && inter / uni > iou;
+}
+
+/* by score, higher first, then by lower index (sorting: the class's scores) */
+static _Thread_local const float *nms_scores;
+static _Thread_local int64_t nms_stride;
+
+static int by_score(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  float sa = nms_scores[a * nms_stride], sb = nms_scores[b * nms_stride];
+  if (sa != sb) return sa > sb ? -1 : 1;
+  return (a > b) - (a < b);
+}
+
+/* Writes the selected [batch, class, box] rows into out (room for every
+ * box of every class), returns how many. */
+static int64_t nms_f32(unranked *boxes, unranked *scores, unranked *out, int64_t max_out, float iou, float thr,
+                       int64_t has_thr, int64_t center) {
+  if (boxes->rank != 3 || scores->rank != 3 || out->rank != 2 || max_out <= 0) return 0;
+  const int64_t *bd = boxes->desc, *sd = scores->desc, *od = out->desc;
+  int64_t n_batch = bd[3], n_box = bd[4], n_class = sd[4];
+  int64_t *rows = (int64_t *)(intptr_t)od[1] + od[2], row_stride = od[5], col_stride = od[6];
+  int64_t *order = malloc((size_t)(n_box > 0 ? n_box : 1) * sizeof(*order));
+  box *kept = malloc((size_t)(n_box > 0 ? n_box : 1) * sizeof(*kept));
+  int64_t count = 0;
+  for (int64_t b = 0; order && kept && b < n_batch; b++)
+    for (int64_t c = 0; c < n_class; c++) {
+      const float *sc = (const float *)(intptr_t)sd[1] + sd[2] + b * sd[6] + c * sd[7];
+      int64_t m = 0, n_kept = 0;
+      for (int64_t j = 0; j < n_box; j++)
+        if (!has_thr || sc[j * sd[8]] > thr) order[m++] = j;
+      nms_scores = sc, nms_stride = sd[8];
+      qsort(order, (size_t)m, sizeof(*order), by_score);
+      for (int64_t t = 0; t < m && n_kept < max_out; t++) {
+        box candidate = box_at(bd, b, order[t], center != 0);
+        int drop = 0;
+        for (int64_t k = 0; k < n_kept && !drop; k++) drop = suppresses(&candidate, &kept[k], iou);
+        if (drop) continue;
+        kept[n_kept++] = candidate;
+        int64_t *row = rows + count++ * row_stride;
+        row[0] = b, row[col_stride] = c, row[2 * col_stride] = order[t];
+      }
+    }
+  free(order);
+  free(kept);
+  return count;
+}
+
 int exec_kernel_symbols(exec_symbol *out) {
   out[0] = (exec_symbol){"_mlir_ciface_" O2M_TOPK_CALL, (void *)(uintptr_t)topk_f32};
-  return 1;
+  out[1] = (exec_symbol){"_mlir_ciface_" O2M_NMS_CALL, (void *)(uintptr_t)nms_f32};
+  return 2;
 }

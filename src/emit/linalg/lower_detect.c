@@ -26,6 +26,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "emit/emit.h"
 #include "emit/linalg/lower_elementwise.h"
 #include "emit/linalg/lower_shape.h"
 
@@ -222,6 +223,48 @@ static o2m_status nms_batch_body(lw_ctx *cx, MlirValue b, const MlirValue *carri
                 nms_class_body, p, next);
 }
 
+/* The JIT's kernel (emit.h, O2M_NMS_CALL): one call on buffers. */
+static MlirValue unranked_buffer(lw_ctx *cx, MlirValue tensor, const char *unranked) {
+  MlirType t = mlirValueGetType(tensor);
+  int rank = (int)mlirShapedTypeGetRank(t);
+  int64_t sizes[3], strides[3];
+  for (int k = 0; k < rank && k < 3; k++)
+    sizes[k] = mlirShapedTypeGetDimSize(t, k), strides[k] = mlirShapedTypeGetDynamicStrideOrOffset();
+  MlirAttribute layout = mlirStridedLayoutAttrGet(cx->mc, mlirShapedTypeGetDynamicStrideOrOffset(), rank, strides);
+  MlirValue b = lw_op1(cx, "bufferization.to_buffer", 1, &tensor,
+                       mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), rank, sizes, layout, mlirAttributeGetNull()),
+                       "read_only");
+  return mlirValueIsNull(b) ? b : lw_op1(cx, "memref.cast", 1, &b, lw_type(cx, unranked), NULL);
+}
+
+static o2m_status nms_call(lw_ctx *cx, const nms_plan *p, lw_ix rows, const int64_t *sizes) {
+  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("bufferization"));
+  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("memref"));
+  MlirType i64 = lw_type(cx, "i64");
+  MlirValue n_rows = lw_ix_value(cx, rows);
+  int dynamic = sizes[0] < 0; /* lw_tensor_type_of's convention; MLIR's own size below */
+  int64_t shape[2] = {dynamic ? mlirShapedTypeGetDynamicSize() : sizes[0], sizes[1]};
+  MlirValue out = lw_op1(cx, "memref.alloc", dynamic, &n_rows,
+                         mlirMemRefTypeGet(i64, 2, shape, mlirAttributeGetNull(), mlirAttributeGetNull()),
+                         dynamic ? "alignment = 64 : i64, operandSegmentSizes = array<i32: 1, 0>"
+                                 : "alignment = 64 : i64, operandSegmentSizes = array<i32: 0, 0>");
+  MlirValue args[8] = {unranked_buffer(cx, p->boxes, "memref<*xf32>"), unranked_buffer(cx, p->scores, "memref<*xf32>"),
+                       mlirValueIsNull(out) ? out : lw_op1(cx, "memref.cast", 1, &out, lw_type(cx, "memref<*xi64>"), NULL),
+                       to_i64(cx, p->max_out), p->iou,
+                       mlirValueIsNull(p->thr) ? lw_const_scalar(cx, O2M_DT_FLOAT, 0) : p->thr,
+                       i64c(cx, !mlirValueIsNull(p->thr)), i64c(cx, p->center)};
+  for (int i = 0; i < 8; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass NonMaxSuppression's operands");
+  lw_declare_kernel(cx, O2M_NMS_CALL, "(memref<*xf32>, memref<*xf32>, memref<*xi64>, i64, f32, f32, i64, i64) -> i64");
+  MlirOperation call = lw_op(cx, "func.call", 8, args, 1, &i64, "callee = @" O2M_NMS_CALL, 0);
+  if (mlirOperationIsNull(call)) return lw_error(cx, "internal: cannot call the NonMaxSuppression kernel");
+  MlirValue all = lw_op1(cx, "bufferization.to_tensor", 1, &out,
+                         lw_tensor_type_of(cx, O2M_DT_INT64, 2, sizes), "restrict, writable");
+  lw_ix offsets[2] = {lw_ix_c(0), lw_ix_c(0)}, count[2] = {lw_ix_v(to_index(cx, mlirOperationGetResult(call, 0))), lw_ix_c(3)};
+  return mlirValueIsNull(all) ? lw_error(cx, "internal: cannot take NonMaxSuppression's rows")
+                              : lw_set_out(cx, 0, lw_extract_slice(cx, all, offsets, count, NULL));
+}
+
 o2m_status lw_lower_nms(lw_ctx *cx) {
   MlirValue in[2];
   o2m_status s = lw_inputs(cx, 2, in);
@@ -256,6 +299,7 @@ o2m_status lw_lower_nms(lw_ctx *cx) {
   lw_ix bound = lw_ix_bin(cx, LW_IX_MUL, lw_ix_bin(cx, LW_IX_MUL, p.n_batch, p.n_class), p.n_box);
   lw_ix dims[2] = {lw_ix_bin(cx, LW_IX_ADD, bound, lw_ix_c(1)), lw_ix_c(3)};
   int64_t sizes[2] = {lw_ix_is_const(dims[0]) ? dims[0].c : -1, 3};
+  if ((cx->for_jit & O2M_JIT_KERNELS) && p.ft == O2M_DT_FLOAT) return nms_call(cx, &p, dims[0], sizes);
   MlirValue init[2] = {lw_empty_ix(cx, lw_tensor_type_of(cx, O2M_DT_INT64, 2, sizes), dims),
                        lw_const_index(cx, 0)},
             done[2];
