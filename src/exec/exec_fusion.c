@@ -7,9 +7,10 @@
  * (exec_blas.c) out of it: that pass also folds tensor.collapse_shape /
  * expand_shape into the Linalg ops beside them, which turns a named
  * linalg.matmul or batch_matmul into a linalg.generic no kernel matches.
- * Each such reshape of a product's operand or result is first rewritten
- * as a tensor.reshape with a constant shape, which the pass leaves alone;
- * bufferization makes it a view where the layout allows, else a copy.
+ * So every static reshape is first rewritten as a tensor.reshape with a
+ * constant shape, which the pass leaves alone (reshapes moved next to a
+ * product by the pass itself would reach it too); bufferization makes it
+ * a view where the layout allows, else a copy.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -46,13 +46,20 @@ typedef struct lw_generic_spec {
 o2m_status lw_generic(lw_ctx *cx, const lw_generic_spec *spec,
                       MlirValue *results);
 
-/* A linalg named op (linalg.matmul, linalg.conv_2d_nchw_fchw, ...) with
- * its region filled; `attrs` as in lw_op. Returns result 0. */
+/* ---- calls of the executor's kernels (the JIT only) ---- */
 /* Declares `func.func private @fn` of `signature` ("(types) -> ()") with
  * llvm.emit_c_interface in the module once: an executor kernel the JIT's
- * code calls (lower_dnnl.c, lower_topk.c). */
+ * code calls (lower_dnnl.c, lower_topk.c, lower_detect.c). */
 void lw_declare_kernel(lw_ctx *cx, const char *fn, const char *signature);
+/* The tensor as a read-only buffer (any strides), cast to `kernel_type`,
+ * the text of the memref type the kernel takes. */
+MlirValue lw_kernel_operand(lw_ctx *cx, MlirValue tensor, const char *kernel_type);
+/* A new buffer of `sizes` (MLIR's dynamic size where dims[d] gives the
+ * size; dims may be NULL when all are static) for a kernel to write. */
+MlirValue lw_kernel_result(lw_ctx *cx, MlirType elem, int rank, const int64_t *sizes, const MlirValue *dims);
 
+/* A linalg named op (linalg.matmul, linalg.conv_2d_nchw_fchw, ...) with
+ * its region filled; `attrs` as in lw_op. Returns result 0. */
 MlirValue lw_named(lw_ctx *cx, const char *name, int n_ins,
                    const MlirValue *ins, MlirValue out, const char *attrs);
 

@@ -224,31 +224,13 @@ static o2m_status nms_batch_body(lw_ctx *cx, MlirValue b, const MlirValue *carri
 }
 
 /* The JIT's kernel (emit.h, O2M_NMS_CALL): one call on buffers. */
-static MlirValue unranked_buffer(lw_ctx *cx, MlirValue tensor, const char *unranked) {
-  MlirType t = mlirValueGetType(tensor);
-  int rank = (int)mlirShapedTypeGetRank(t);
-  int64_t sizes[3], strides[3];
-  for (int k = 0; k < rank && k < 3; k++)
-    sizes[k] = mlirShapedTypeGetDimSize(t, k), strides[k] = mlirShapedTypeGetDynamicStrideOrOffset();
-  MlirAttribute layout = mlirStridedLayoutAttrGet(cx->mc, mlirShapedTypeGetDynamicStrideOrOffset(), rank, strides);
-  MlirValue b = lw_op1(cx, "bufferization.to_buffer", 1, &tensor,
-                       mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), rank, sizes, layout, mlirAttributeGetNull()),
-                       "read_only");
-  return mlirValueIsNull(b) ? b : lw_op1(cx, "memref.cast", 1, &b, lw_type(cx, unranked), NULL);
-}
-
 static o2m_status nms_call(lw_ctx *cx, const nms_plan *p, lw_ix rows, const int64_t *sizes) {
-  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("bufferization"));
-  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("memref"));
   MlirType i64 = lw_type(cx, "i64");
   MlirValue n_rows = lw_ix_value(cx, rows);
-  int dynamic = sizes[0] < 0; /* lw_tensor_type_of's convention; MLIR's own size below */
-  int64_t shape[2] = {dynamic ? mlirShapedTypeGetDynamicSize() : sizes[0], sizes[1]};
-  MlirValue out = lw_op1(cx, "memref.alloc", dynamic, &n_rows,
-                         mlirMemRefTypeGet(i64, 2, shape, mlirAttributeGetNull(), mlirAttributeGetNull()),
-                         dynamic ? "alignment = 64 : i64, operandSegmentSizes = array<i32: 1, 0>"
-                                 : "alignment = 64 : i64, operandSegmentSizes = array<i32: 0, 0>");
-  MlirValue args[8] = {unranked_buffer(cx, p->boxes, "memref<*xf32>"), unranked_buffer(cx, p->scores, "memref<*xf32>"),
+  /* sizes: lw_tensor_type_of's convention (-1 dynamic); the buffer takes MLIR's own */
+  int64_t shape[2] = {sizes[0] < 0 ? mlirShapedTypeGetDynamicSize() : sizes[0], sizes[1]};
+  MlirValue out = lw_kernel_result(cx, i64, 2, shape, (MlirValue[]){n_rows, {NULL}});
+  MlirValue args[8] = {lw_kernel_operand(cx, p->boxes, "memref<*xf32>"), lw_kernel_operand(cx, p->scores, "memref<*xf32>"),
                        mlirValueIsNull(out) ? out : lw_op1(cx, "memref.cast", 1, &out, lw_type(cx, "memref<*xi64>"), NULL),
                        to_i64(cx, p->max_out), p->iou,
                        mlirValueIsNull(p->thr) ? lw_const_scalar(cx, O2M_DT_FLOAT, 0) : p->thr,

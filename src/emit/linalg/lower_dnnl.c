@@ -26,34 +26,11 @@ static const char conv_memref[] = "memref<?x?x?x?xf32, strided<[?, ?, ?, ?], off
 static const char vec_memref[] = "memref<?xf32, strided<[?], offset: ?>>";
 static const char params_memref[] = "memref<?xi64, strided<[?], offset: ?>>";
 
-/* `memref<shape x elem, strided<[?...], offset: ?>>` of a static tensor type. */
-static MlirType strided_buffer_type(lw_ctx *cx, MlirType tensor) {
-  int rank = (int)mlirShapedTypeGetRank(tensor);
-  int64_t strides[4] = {0};
-  for (int k = 0; k < rank; k++) strides[k] = mlirShapedTypeGetDynamicStrideOrOffset();
-  int64_t sizes[4];
-  for (int k = 0; k < rank; k++) sizes[k] = mlirShapedTypeGetDimSize(tensor, k);
-  MlirAttribute layout = mlirStridedLayoutAttrGet(cx->mc, mlirShapedTypeGetDynamicStrideOrOffset(), rank, strides);
-  return mlirMemRefTypeGet(mlirShapedTypeGetElementType(tensor), rank, sizes, layout, mlirAttributeGetNull());
-}
-
-/* The tensor as a buffer of the kernel's (dynamic) type. */
-static MlirValue as_buffer(lw_ctx *cx, MlirValue tensor, const char *kernel_type) {
-  MlirType t = strided_buffer_type(cx, mlirValueGetType(tensor));
-  MlirValue b = lw_op1(cx, "bufferization.to_buffer", 1, &tensor, t, "read_only");
-  return mlirValueIsNull(b) ? b : lw_op1(cx, "memref.cast", 1, &b, lw_type(cx, kernel_type), NULL);
-}
-
-/* A new buffer for a result of static tensor type t (the dialects the
- * calls need loaded first). */
+/* A new buffer for a result of static tensor type t. */
 static MlirValue result_buffer(lw_ctx *cx, MlirType t) {
-  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("bufferization"));
-  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("memref"));
   int64_t sizes[4];
   for (int k = 0; k < 4; k++) sizes[k] = mlirShapedTypeGetDimSize(t, k);
-  MlirType buffer = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), 4, sizes, mlirAttributeGetNull(),
-                                      mlirAttributeGetNull());
-  return lw_op1(cx, "memref.alloc", 0, NULL, buffer, "alignment = 64 : i64, operandSegmentSizes = array<i32: 0, 0>");
+  return lw_kernel_result(cx, mlirShapedTypeGetElementType(t), 4, sizes, NULL);
 }
 
 /* The buffer the kernel wrote as the node's output. */
@@ -113,9 +90,9 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
   MlirValue y_arg = mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, conv_memref), NULL);
   if (mlirValueIsNull(b)) b = lw_filled(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, 1, (int64_t[]){1}), NULL,
                                         lw_const_scalar(cx, O2M_DT_FLOAT, 0));
-  MlirValue args[6] = {as_buffer(cx, x, conv_memref), as_buffer(cx, w, conv_memref), as_buffer(cx, b, vec_memref),
-                       mlirValueIsNull(z) ? y_arg : as_buffer(cx, z, conv_memref), y_arg,
-                       as_buffer(cx, lw_const_i64_tensor(cx, p, N_PARAMS), params_memref)};
+  MlirValue args[6] = {lw_kernel_operand(cx, x, conv_memref), lw_kernel_operand(cx, w, conv_memref), lw_kernel_operand(cx, b, vec_memref),
+                       mlirValueIsNull(z) ? y_arg : lw_kernel_operand(cx, z, conv_memref), y_arg,
+                       lw_kernel_operand(cx, lw_const_i64_tensor(cx, p, N_PARAMS), params_memref)};
   for (int i = 0; i < 6; i++)
     if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass the convolution's operands");
   if (mlirOperationIsNull(lw_op(cx, "func.call", 6, args, 0, NULL, "callee = @" O2M_DNNL_CONV_CALL, 0)))
@@ -152,9 +129,9 @@ o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx) {
   snprintf(signature, sizeof(signature), "(%s, %s, %s) -> ()", conv_memref, conv_memref, params_memref);
   lw_declare_kernel(cx, O2M_DNNL_POOL_CALL, signature);
   MlirValue y = result_buffer(cx, y_type);
-  MlirValue args[3] = {as_buffer(cx, x, conv_memref),
+  MlirValue args[3] = {lw_kernel_operand(cx, x, conv_memref),
                        mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, conv_memref), NULL),
-                       as_buffer(cx, lw_const_i64_tensor(cx, p, N_POOL_PARAMS), params_memref)};
+                       lw_kernel_operand(cx, lw_const_i64_tensor(cx, p, N_POOL_PARAMS), params_memref)};
   for (int i = 0; i < 3; i++)
     if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass the pool's operands");
   if (mlirOperationIsNull(lw_op(cx, "func.call", 3, args, 0, NULL, "callee = @" O2M_DNNL_POOL_CALL, 0)))

@@ -10,11 +10,9 @@
  * time (detection models take min(candidates, top-n) of filtered boxes) a
  * dynamic one. For the JIT (O2M_JIT_KERNELS), a float32 TopK is instead a
  * call of the executor's sorting kernel on buffers (emit.h). */
-#include <stdio.h>
 #include <string.h>
 
 #include "emit/emit.h"
-
 #include "emit/linalg/lower_elementwise.h"
 #include "emit/linalg/lower_shape.h"
 
@@ -78,40 +76,15 @@ static o2m_status gather_body(lw_ctx *cx, const MlirValue *args, MlirValue *yiel
 
 static const char unranked_f32[] = "memref<*xf32>", unranked_i64[] = "memref<*xi64>";
 
-/* A buffer of `sizes` (dims[d] gives the dynamic ones) and element elem,
- * and it as an unranked memref for the call. */
-static MlirValue new_buffer(lw_ctx *cx, int rank, const int64_t *sizes, const MlirValue *dims, MlirType elem,
-                            const char *unranked, MlirValue *as_unranked) {
-  MlirValue dynamic[MAX_RANK];
-  int n_dynamic = 0;
-  for (int d = 0; d < rank; d++)
-    if (mlirShapedTypeIsDynamicSize(sizes[d])) dynamic[n_dynamic++] = dims[d];
-  char attrs[96];
-  snprintf(attrs, sizeof(attrs), "alignment = 64 : i64, operandSegmentSizes = array<i32: %d, 0>", n_dynamic);
-  MlirType t = mlirMemRefTypeGet(elem, rank, sizes, mlirAttributeGetNull(), mlirAttributeGetNull());
-  MlirValue b = lw_op1(cx, "memref.alloc", n_dynamic, dynamic, t, attrs);
-  *as_unranked = mlirValueIsNull(b) ? b : lw_op1(cx, "memref.cast", 1, &b, lw_type(cx, unranked), NULL);
-  return b;
-}
-
 static o2m_status topk_call(lw_ctx *cx, MlirValue x, const topk_step *st, const int64_t *sizes, const MlirValue *dims) {
-  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("bufferization"));
-  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("memref"));
   int rank = st->rank;
-  MlirType xt = mlirValueGetType(x);
-  int64_t x_sizes[MAX_RANK], strides[MAX_RANK];
-  for (int d = 0; d < rank; d++)
-    x_sizes[d] = mlirShapedTypeGetDimSize(xt, d), strides[d] = mlirShapedTypeGetDynamicStrideOrOffset();
-  MlirAttribute layout = mlirStridedLayoutAttrGet(cx->mc, mlirShapedTypeGetDynamicStrideOrOffset(), rank, strides);
   MlirType f32 = lw_elem_type(cx, O2M_DT_FLOAT), i64 = lw_type(cx, "i64");
-  MlirValue xb = lw_op1(cx, "bufferization.to_buffer", 1, &x,
-                        mlirMemRefTypeGet(f32, rank, x_sizes, layout, mlirAttributeGetNull()), "read_only");
-  MlirValue args[5];
-  args[0] = mlirValueIsNull(xb) ? xb : lw_op1(cx, "memref.cast", 1, &xb, lw_type(cx, unranked_f32), NULL);
-  MlirValue values = new_buffer(cx, rank, sizes, dims, f32, unranked_f32, &args[1]);
-  MlirValue indices = new_buffer(cx, rank, sizes, dims, i64, unranked_i64, &args[2]);
-  args[3] = lw_const_scalar(cx, O2M_DT_INT64, st->axis);
-  args[4] = lw_const_scalar(cx, O2M_DT_INT64, st->largest);
+  MlirValue values = lw_kernel_result(cx, f32, rank, sizes, dims), indices = lw_kernel_result(cx, i64, rank, sizes, dims);
+  MlirValue args[5] = {
+      lw_kernel_operand(cx, x, unranked_f32),
+      mlirValueIsNull(values) ? values : lw_op1(cx, "memref.cast", 1, &values, lw_type(cx, unranked_f32), NULL),
+      mlirValueIsNull(indices) ? indices : lw_op1(cx, "memref.cast", 1, &indices, lw_type(cx, unranked_i64), NULL),
+      lw_const_scalar(cx, O2M_DT_INT64, st->axis), lw_const_scalar(cx, O2M_DT_INT64, st->largest)};
   for (int i = 0; i < 5; i++)
     if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass TopK's operands");
   lw_declare_kernel(cx, O2M_TOPK_CALL, "(memref<*xf32>, memref<*xf32>, memref<*xi64>, i64, i64) -> ()");

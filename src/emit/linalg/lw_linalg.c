@@ -7,6 +7,7 @@
 #include <mlir-c/Dialect/Linalg.h>
 
 #include "emit/linalg/lower.h"
+#include "emit/linalg/lower_shape.h"
 #include "util/diag.h"
 
 static MlirStringRef str_ref(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -187,4 +188,35 @@ void lw_declare_kernel(lw_ctx *cx, const char *fn, const char *signature) {
   cx->block = body;
   lw_op(cx, "func.func", 0, NULL, 0, NULL, attrs, 1);
   cx->block = saved;
+}
+
+static void load_buffer_dialects(lw_ctx *cx) {
+  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("bufferization"));
+  mlirContextGetOrLoadDialect(cx->mc, mlirStringRefCreateFromCString("memref"));
+}
+
+MlirValue lw_kernel_operand(lw_ctx *cx, MlirValue tensor, const char *kernel_type) {
+  load_buffer_dialects(cx);
+  MlirType t = mlirValueGetType(tensor);
+  int rank = (int)mlirShapedTypeGetRank(t);
+  int64_t sizes[LW_MAX_RANK], strides[LW_MAX_RANK];
+  if (rank > LW_MAX_RANK) return (MlirValue){NULL};
+  for (int k = 0; k < rank; k++)
+    sizes[k] = mlirShapedTypeGetDimSize(t, k), strides[k] = mlirShapedTypeGetDynamicStrideOrOffset();
+  MlirAttribute layout = mlirStridedLayoutAttrGet(cx->mc, mlirShapedTypeGetDynamicStrideOrOffset(), rank, strides);
+  MlirType buffer = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), rank, sizes, layout, mlirAttributeGetNull());
+  MlirValue b = lw_op1(cx, "bufferization.to_buffer", 1, &tensor, buffer, "read_only");
+  return mlirValueIsNull(b) ? b : lw_op1(cx, "memref.cast", 1, &b, lw_type(cx, kernel_type), NULL);
+}
+
+MlirValue lw_kernel_result(lw_ctx *cx, MlirType elem, int rank, const int64_t *sizes, const MlirValue *dims) {
+  load_buffer_dialects(cx);
+  MlirValue dynamic[LW_MAX_RANK];
+  int n_dynamic = 0;
+  for (int d = 0; d < rank && d < LW_MAX_RANK; d++)
+    if (mlirShapedTypeIsDynamicSize(sizes[d])) dynamic[n_dynamic++] = dims[d];
+  char attrs[96];
+  snprintf(attrs, sizeof(attrs), "alignment = 64 : i64, operandSegmentSizes = array<i32: %d, 0>", n_dynamic);
+  MlirType t = mlirMemRefTypeGet(elem, rank, sizes, mlirAttributeGetNull(), mlirAttributeGetNull());
+  return lw_op1(cx, "memref.alloc", n_dynamic, dynamic, t, attrs);
 }
