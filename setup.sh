@@ -5,7 +5,7 @@ set -eu
 cd "$(dirname "$0")"
 packages="cmake make gcc g++ bc libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   clang-22 libclang-rt-22-dev libonnx-testdata python3-onnx python3-numpy pkg-config
-  libopenblas0-serial libdnnl-dev"
+  libopenblas0-serial libdnnl-dev file dpkg-dev"
 if ! dpkg -s $packages > /dev/null 2>&1; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
