@@ -44,6 +44,7 @@ if(O2M_WITH_MLIR)
   set(O2M_PY_LIBRARY "libonnx2mlir.so.${PROJECT_VERSION_MAJOR}")
   configure_file(python/onnx2mlir/_config.py.in "${CMAKE_CURRENT_BINARY_DIR}/python/_config.py" @ONLY)
   install(FILES python/onnx2mlir/__init__.py python/onnx2mlir/_capi.py
+                python/onnx2mlir/_common.py python/onnx2mlir/_session.py
                 "${CMAKE_CURRENT_BINARY_DIR}/python/_config.py"
           DESTINATION ${O2M_PYTHON_DIR}/onnx2mlir)
 endif()

@@ -219,6 +219,121 @@ int o2m_results_count(const o2m_results *results);
 const o2m_tensor_data *o2m_results_get(const o2m_results *results, int index);
 void o2m_results_free(o2m_results *results);
 
+/* ---- Sessions: compile once, call many times ---------------------------- */
+
+/* A session holds one model and the code compiled for it, and runs it on
+ * tensors any number of times, from any number of threads at once.
+ *
+ * Variants. The code is compiled when a call first needs it, and kept. A
+ * variant is keyed by the values of the inputs that act as parameters (an
+ * input read only as a shape, axes, pads, sizes, K: its value is folded
+ * into the code) and, per the `shapes` option, by the input sizes. By
+ * default (O2M_SHAPES_AUTO) the first call's sizes get code specialised to
+ * them (the code `onnx2mlir run` makes); the first call with other sizes
+ * compiles the generic variant, whose dynamic dims stay dynamic (as
+ * `compile` keeps them), and that variant serves every later size. So a
+ * generation loop compiles twice (prefill, then its first decode step),
+ * never once per token. A model whose dynamic dims the generic code cannot
+ * keep (the emitter refuses them) falls back to a variant per size.
+ * Variants are kept up to `max_variants` (the least recently used one is
+ * dropped first; a call in flight keeps its own alive) and in the disk
+ * cache.
+ *
+ * Threads. Every o2m_session_* function may be called from any number of
+ * threads at once on one session, except o2m_session_free: call it once,
+ * after the last call on the session returned; a later call with the
+ * freed handle returns O2M_ERR_USAGE. Calls on variants that exist run
+ * concurrently; a call that needs a new variant compiles it while calls on
+ * existing variants go on. Each call runs on its calling thread.
+ *
+ * Diagnostics. Each o2m_session_* call starts by clearing the diag's
+ * status and message, so one o2m_diag may serve many calls (one per
+ * thread). */
+typedef struct o2m_session o2m_session;
+
+typedef enum o2m_session_shapes {
+  O2M_SHAPES_AUTO = 0,   /* the first sizes specialised, then one generic variant */
+  O2M_SHAPES_GENERIC,    /* one generic variant from the first call on */
+  O2M_SHAPES_SPECIALIZE  /* a variant per distinct set of input sizes */
+} o2m_session_shapes;
+
+typedef struct o2m_session_options {
+  /* O2M_TARGET_LINALG or O2M_TARGET_TOSA; O2M_TARGET_TORCH (0, what a
+   * zero-initialised struct holds) means Linalg. */
+  o2m_target target;
+  int opt_level;          /* LLVM's level 1..3; 0: 2 */
+  int threads;            /* 0 or 1: each call on its calling thread (the only mode today) */
+  int no_cache;           /* non-zero: never read or write the disk cache */
+  const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/onnx2mlir, else ~/.cache/onnx2mlir */
+  int max_variants;       /* 0: 8 */
+  o2m_session_shapes shapes;
+  const char *data_dir;   /* external data (NULL: the model's folder) */
+} o2m_session_options;
+
+/* Loads the model at `path` (options may be NULL) and checks that the
+ * target can lower every node (else O2M_ERR_UNSUPPORTED listing them all).
+ * A model whose inputs all have fixed sizes and none acts as a parameter
+ * is compiled (or loaded from the disk cache) here; others at the first
+ * call that needs a variant. */
+o2m_status o2m_session_create(const char *path, const o2m_session_options *options, o2m_session **out,
+                              o2m_diag *diag);
+/* The same from a model in memory; the bytes are copied. External data is
+ * refused, and such a session does not use the disk cache. */
+o2m_status o2m_session_create_from_bytes(const void *bytes, size_t size, const char *name_for_messages,
+                                         const o2m_session_options *options, o2m_session **out, o2m_diag *diag);
+/* Frees the session and its code. NULL is ignored. */
+void o2m_session_free(o2m_session *session);
+
+/* The inputs the caller feeds and the graph's outputs, as the model
+ * declares them (pointers valid until o2m_session_free). */
+int o2m_session_input_count(const o2m_session *session);
+int o2m_session_output_count(const o2m_session *session);
+o2m_status o2m_session_input(const o2m_session *session, int index, o2m_value_desc *out, o2m_diag *diag);
+o2m_status o2m_session_output(const o2m_session *session, int index, o2m_value_desc *out, o2m_diag *diag);
+
+/* Runs the model on `inputs` (o2m_session_input_count of them, in input
+ * order; a non-NULL `name` must be that input's). Each is checked against
+ * the declared input: dtype, rank, fixed sizes, equal sizes for dims that
+ * share a name, nbytes, and data present when nbytes > 0. On success *out
+ * owns the outputs (o2m_results_*). Inputs are read during the call only. */
+o2m_status o2m_session_run(o2m_session *session, int n_inputs, const o2m_tensor_data *inputs, o2m_results **out,
+                           o2m_diag *diag);
+
+/* An output written into memory the caller owns: set `data` and
+ * `capacity`; the call fills the rest. */
+enum { O2M_MAX_RANK = 16 };
+typedef struct o2m_output_buffer {
+  void *data;
+  size_t capacity;
+  int dtype, rank;            /* filled */
+  int64_t dims[O2M_MAX_RANK]; /* filled */
+  size_t nbytes;              /* filled: the bytes the output takes */
+} o2m_output_buffer;
+
+/* o2m_session_run with the outputs copied into `outputs` (n_outputs =
+ * o2m_session_output_count). An output larger than its capacity, or of a
+ * rank above O2M_MAX_RANK, fails the call with O2M_ERR_USAGE: every
+ * output's nbytes and dims are filled, no data is written. */
+o2m_status o2m_session_run_into(o2m_session *session, int n_inputs, const o2m_tensor_data *inputs, int n_outputs,
+                                o2m_output_buffer *outputs, o2m_diag *diag);
+
+/* What a session did so far. */
+typedef struct o2m_session_stats {
+  int64_t calls;       /* calls that ran the model */
+  int64_t compiles;    /* variants compiled */
+  int64_t cache_loads; /* variants loaded from the disk cache instead */
+  int64_t evictions;   /* variants dropped past max_variants */
+  int variants;        /* variants held now */
+  int generic;         /* 1 when the generic variant is among them */
+  double compile_ms;   /* time spent making variants (compiling or loading) */
+  /* Why the generic variant could not be built (the target needs static
+   * sizes for some node: TOSA's lowering often does), so that each size
+   * gets a variant of its own; NULL when it was not refused. Valid until
+   * o2m_session_free. */
+  const char *generic_refused;
+} o2m_session_stats;
+o2m_status o2m_session_get_stats(const o2m_session *session, o2m_session_stats *out, o2m_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

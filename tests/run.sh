@@ -16,6 +16,9 @@
 #   run values the linalg-ratchet tests with sequence or optional inputs or
 #            outputs through `onnx2mlir run`, their files compared outside
 #            the tool (tests/conformance/check_run_values.py)
+#   session  the session API: C from one thread and many, under TSan and
+#            ASan (clang-22 builds), and Python's InferenceSession with a
+#            decoder's generation loop (tests/session)
 #   install  installed into a moved prefix, used from it alone: CLI, C via
 #            CMake and pkg-config, Python, the .deb (tests/install)
 #   fuzz     a libFuzzer run of the reader+importer (seconds: $FUZZ_SECONDS,
@@ -34,7 +37,7 @@ count() { # count NAME PASSED FAILED
 }
 
 echo "== building ($build)"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.cmake.log" 2>&1 &&
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DO2M_WERROR=ON > "$build.cmake.log" 2>&1 &&
   cmake --build "$build" -j"$jobs" > "$build.build.log" 2>&1 || {
   tail -n 40 "$build.cmake.log" "$build.build.log" 2>/dev/null
   echo "0 passed, 1 failed"
@@ -53,7 +56,7 @@ run_ctest() { # run_ctest BUILD LABEL
 run_ctest "$build" unit
 
 asan_build="$build-asan"
-if cmake -S . -B "$asan_build" -DO2M_SANITIZE=ON -DO2M_WITH_MLIR=OFF > "$asan_build.cmake.log" 2>&1 &&
+if cmake -S . -B "$asan_build" -DO2M_SANITIZE=ON -DO2M_WITH_MLIR=OFF -DO2M_WERROR=ON > "$asan_build.cmake.log" 2>&1 &&
    cmake --build "$asan_build" -j"$jobs" > "$asan_build.build.log" 2>&1; then
   run_ctest "$asan_build" asan
 else
@@ -93,6 +96,16 @@ if [[ "$(tail -n 1 "$values_log")" =~ ^run\ values:\ ([0-9]+)\ passed,\ ([0-9]+)
 else
   tail -n 20 "$values_log"
   count "run values" 0 1
+fi
+
+session_log="$build.session.log"
+tests/session/run_session_tests.sh "$build" > "$session_log" 2>&1
+grep -A40 '^FAIL' "$session_log" | head -60
+if [[ "$(tail -n 1 "$session_log")" =~ ^session:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+  count session "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+else
+  tail -n 20 "$session_log"
+  count session 0 1
 fi
 
 install_log="$build.install.log"

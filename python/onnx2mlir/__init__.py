@@ -9,61 +9,30 @@ bytecode) and run it on NumPy arrays. A thin layer over libonnx2mlir.so
     mlir_text = model.import_to("linalg")
     outputs = model.run({"x": np.zeros((1, 3, 224, 224), np.float32)})
 
+    sess = onnx2mlir.InferenceSession("model.onnx")   # compiled once
+    [y] = sess.run(None, {"x": np.zeros((1, 3, 224, 224), np.float32)})
+
 Errors of the library raise onnx2mlir.Error, whose message is the library's
 diagnostic (file, node, op, opset and reason); the library's warnings go
 through Python's `warnings` as onnx2mlir.ModelWarning.
 """
 import ctypes
 import os
-import warnings
 
 import numpy as np
 
 from . import _capi
 from ._capi import lib
 
-__all__ = ["Error", "ModelWarning", "Model", "Value", "load", "TARGETS", "__version__"]
+from ._common import Error, ModelWarning, NUMPY_OF as _NUMPY_OF, DTYPE_OF as _DTYPE_OF
+from ._common import check as _check, new_diag as _diag
+from ._session import InferenceSession, NodeArg
+
+__all__ = ["Error", "ModelWarning", "Model", "Value", "InferenceSession", "NodeArg", "load", "TARGETS",
+           "__version__"]
 __version__ = lib.o2m_version().decode()
 
 TARGETS = ("torch", "onnx", "linalg", "tosa", "stablehlo")
-
-# ONNX's TensorProto.DataType numbers and the NumPy dtypes they hold
-_NUMPY_OF = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32,
-             7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
-_DTYPE_OF = {np.dtype(v): k for k, v in _NUMPY_OF.items()}
-
-
-class Error(Exception):
-    """A failure of the library: `status` (the o2m_status number),
-    `status_name` ("invalid model", ...) and the diagnostic as the message."""
-
-    def __init__(self, status, message):
-        self.status = status
-        self.status_name = lib.o2m_status_name(status).decode()
-        super().__init__(message or self.status_name)
-
-
-class ModelWarning(UserWarning):
-    """A warning of the library (e.g. a declared type that contradicts
-    inference)."""
-
-
-def _on_warning(user, message):
-    warnings.warn(message.decode(errors="replace"), ModelWarning, stacklevel=3)
-
-
-_WARN = _capi.WARN_FN(_on_warning)
-
-
-def _diag():
-    d = _capi.Diag()
-    d.warn = _WARN
-    return d
-
-
-def _check(status, diag):
-    if status:
-        raise Error(status, diag.message.decode(errors="replace"))
 
 
 class Value:
@@ -183,42 +152,17 @@ class Model:
             lib.o2m_model_free(handle)
 
     def run(self, inputs, target="linalg", opt_level=2):
-        """Runs the model on `inputs` (a dict from input name to array, or a
-        sequence of arrays in input order) and returns a dict from output
-        name to NumPy array. Arrays must have the input's dtype; other array
-        likes (lists, scalars) are converted to it."""
-        code = lib.o2m_target_from_name(str(target).encode())
-        if code < 0:
-            raise ValueError("unknown target %r" % (target,))
+        """Runs the model once on `inputs` (a dict from input name to array,
+        or a sequence of arrays in input order) and returns a dict from
+        output name to NumPy array: a one-shot InferenceSession (code
+        specialised to these shapes, kept in the disk cache). Arrays must
+        have the input's dtype; other array likes (lists, scalars) are
+        converted to it. To call a model many times, use InferenceSession."""
         arrays = self._arrange(inputs)
-        n = len(arrays)
-        data = (_capi.TensorData * max(n, 1))()
-        keep = []
-        for i, (value, a) in enumerate(zip(self.inputs, arrays)):
-            dims = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
-            keep.append(dims)
-            data[i] = _capi.TensorData(value.name.encode(), _DTYPE_OF[a.dtype], a.ndim, dims,
-                                       a.ctypes.data if a.size else None, a.nbytes)
-        config = _capi.RunConfig(code, int(opt_level))
-        handle = self._load()
-        results = ctypes.c_void_p()
-        d = _diag()
-        try:
-            _check(lib.o2m_model_run(handle, ctypes.byref(config), n, data, ctypes.byref(results), ctypes.byref(d)), d)
-            out = {}
-            for i in range(lib.o2m_results_count(results)):
-                t = lib.o2m_results_get(results, i).contents
-                kind = _NUMPY_OF.get(t.dtype)
-                if kind is None:
-                    raise Error(4, "%s: output '%s' has ONNX dtype %d, which NumPy cannot hold"
-                                % (self.path, t.name.decode(), t.dtype))
-                shape = tuple(t.dims[k] for k in range(t.rank))
-                raw = ctypes.string_at(t.data, t.nbytes) if t.nbytes else b""
-                out[t.name.decode()] = np.frombuffer(raw, dtype=kind).reshape(shape).copy()
-            return out
-        finally:
-            lib.o2m_results_free(results)
-            lib.o2m_model_free(handle)
+        with InferenceSession(self.path, target=target, opt_level=opt_level, shapes="specialize",
+                              data_dir=self.data_dir) as session:
+            outputs = session.run(None, {v.name: a for v, a in zip(self.inputs, arrays)})
+            return {o.name: y for o, y in zip(session.get_outputs(), outputs)}
 
     def _arrange(self, inputs):
         """The input arrays in input order, C-contiguous, of the inputs' dtypes."""
@@ -241,7 +185,8 @@ class Model:
                 raise TypeError("input '%s' is %s: run() takes tensors of NumPy dtypes only" % (value.name, value.type))
             if isinstance(x, np.ndarray) and x.dtype != value.dtype:
                 raise TypeError("input '%s' must be %s (%s) but is %s" % (value.name, value.dtype, value.type, x.dtype))
-            arrays.append(np.ascontiguousarray(x, dtype=value.dtype))
+            a = np.asarray(x, dtype=value.dtype)
+            arrays.append(a if a.flags.c_contiguous else a.copy(order="C"))  # 0-d stays 0-d
         return arrays
 
     def __repr__(self):

@@ -43,7 +43,19 @@ class RunConfig(ctypes.Structure):
 
 class CompileOptions(ctypes.Structure):
     _fields_ = [("output", ctypes.c_char_p), ("header", ctypes.c_char_p), ("name", ctypes.c_char_p),
-                ("opt_level", ctypes.c_int), ("cc", ctypes.c_char_p)]
+                ("opt_level", ctypes.c_int), ("cc", ctypes.c_char_p), ("weights", ctypes.c_char_p)]
+
+
+class SessionOptions(ctypes.Structure):
+    _fields_ = [("target", ctypes.c_int), ("opt_level", ctypes.c_int), ("threads", ctypes.c_int),
+                ("no_cache", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("max_variants", ctypes.c_int),
+                ("shapes", ctypes.c_int), ("data_dir", ctypes.c_char_p)]
+
+
+class SessionStats(ctypes.Structure):
+    _fields_ = [("calls", ctypes.c_int64), ("compiles", ctypes.c_int64), ("cache_loads", ctypes.c_int64),
+                ("evictions", ctypes.c_int64), ("variants", ctypes.c_int), ("generic", ctypes.c_int),
+                ("compile_ms", ctypes.c_double), ("generic_refused", ctypes.c_char_p)]
 
 
 def _library_path():
@@ -77,6 +89,16 @@ def _declare(lib):
         "o2m_results_count": (i, [p]),
         "o2m_results_get": (ctypes.POINTER(TensorData), [p, i]),
         "o2m_results_free": (None, [p]),
+        "o2m_session_create": (i, [s, ctypes.POINTER(SessionOptions), ctypes.POINTER(p), diag]),
+        "o2m_session_create_from_bytes": (i, [ctypes.c_char_p, ctypes.c_size_t, s, ctypes.POINTER(SessionOptions),
+                                              ctypes.POINTER(p), diag]),
+        "o2m_session_free": (None, [p]),
+        "o2m_session_input_count": (i, [p]),
+        "o2m_session_output_count": (i, [p]),
+        "o2m_session_input": (i, [p, i, ctypes.POINTER(ValueDesc), diag]),
+        "o2m_session_output": (i, [p, i, ctypes.POINTER(ValueDesc), diag]),
+        "o2m_session_run": (i, [p, i, ctypes.POINTER(TensorData), ctypes.POINTER(p), diag]),
+        "o2m_session_get_stats": (i, [p, ctypes.POINTER(SessionStats), diag]),
     }
     for name, (restype, argtypes) in table.items():
         fn = getattr(lib, name)

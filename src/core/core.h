@@ -14,6 +14,16 @@ o2m_status o2m_specialize_inputs(o2m_model *model, int n_inputs,
                                  const o2m_tensor *const *inputs,
                                  o2m_diag *diag);
 
+/* The generic form of o2m_specialize_inputs: only the inputs that act
+ * as parameters (axes, shapes, sizes: their every use is one) get the
+ * static type and the value of theirs in `inputs`; the others keep their
+ * declared types, dynamic dims dynamic. Then the model is inferred again. */
+o2m_status o2m_specialize_parameters(o2m_model *model, int n_inputs, const o2m_tensor *const *inputs,
+                                     o2m_diag *diag);
+/* Whether runtime input `index`, given as `t`, acts only as a parameter
+ * (its value is folded into the code when specialising). */
+int o2m_input_is_parameter(const o2m_model *model, int index, const o2m_tensor *t);
+
 /* The main graph's runtime inputs (graph inputs without initializer):
  * their count, and the i-th one. */
 int o2m_runtime_input_count(const o2m_model *model);

@@ -162,6 +162,24 @@ o2m_status o2m_specialize_inputs(o2m_model *model, int n_inputs,
   return o2m_infer_model(model, diag);
 }
 
+int o2m_input_is_parameter(const o2m_model *model, int index, const o2m_tensor *t) {
+  const o2m_value *v = o2m_runtime_input(model, index);
+  return v && t && is_parameter_input(model->graph, v, t);
+}
+
+o2m_status o2m_specialize_parameters(o2m_model *model, int n_inputs, const o2m_tensor *const *inputs,
+                                     o2m_diag *diag) {
+  o2m_status s = check_input_count(model, n_inputs, diag);
+  for (int i = 0; i < n_inputs && !s; i++) {
+    o2m_value *v = o2m_runtime_input(model, i);
+    if (!is_parameter_input(model->graph, v, inputs[i])) continue;
+    s = specialize_tensor(model, v, inputs[i], diag);
+  }
+  if (s) return s;
+  forget_inference(model->graph);
+  return o2m_infer_model(model, diag);
+}
+
 /* ---- sequence and optional inputs ------------------------------------------ */
 
 /* The type of every element of a sequence: `a` merged with the concrete

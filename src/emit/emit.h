@@ -102,6 +102,11 @@ o2m_status o2m_emit_tosa_module_io(o2m_model *model, MlirContext mc,
                                    struct o2m_io_value *outputs,
                                    MlirModule *out, o2m_diag *diag);
 
+/* Rewrites the model to TOSA's op set and checks that every node can be
+ * lowered (else O2M_ERR_UNSUPPORTED listing them all), as the module
+ * builder does first; nothing is emitted. (Linalg's: lower.h.) */
+o2m_status o2m_tosa_prepare(o2m_model *model, o2m_diag *diag);
+
 /* Lowers a TOSA module to Linalg/tensor/arith/scf with upstream MLIR's
  * conversions (what `run` does to a TOSA module or .mlir file). */
 o2m_status o2m_tosa_to_linalg(MlirModule module, o2m_diag *diag);

@@ -88,4 +88,26 @@ o2m_status o2m_exec_call(o2m_exec *exec, int n_inputs,
 
 void o2m_exec_free(o2m_exec *exec);
 
+/* ---- compiled once, called many times (sessions) ----------------------- */
+
+/* What o2m_run_model does before its call, for tensor inputs: specialises
+ * `model` (to the inputs' shapes, or with options->generic only to the
+ * values of parameter inputs), loads the code from options->cache_dir or
+ * emits, verifies and compiles it, and gives it in *out, callable any
+ * number of times (from several threads at once) with the inputs
+ * followed by o2m_run_weights' tensors. `model` is rewritten in place and
+ * must outlive *out (the weights are read from it). `inputs` are read for
+ * their shapes and the values of parameter inputs only. */
+o2m_status o2m_run_prepare(o2m_model *model, const o2m_run_options *options, int n_inputs,
+                           const o2m_tensor *const *inputs, o2m_exec **out, o2m_run_timings *timings,
+                           o2m_run_phase *failed, o2m_diag *diag);
+/* The argument list of a prepared exec in `arena`: *n_args entries, the
+ * first o2m_runtime_input_count(model) NULL (the caller puts the inputs
+ * there), then the model's weights the entry takes. */
+o2m_status o2m_run_weights(const o2m_exec *exec, const o2m_model *model, o2m_arena *arena, int *n_args,
+                           const o2m_tensor ***args, o2m_diag *diag);
+/* Names the outputs of a call as the graph's outputs and gives them the
+ * graph's dtypes where the code's signless integers could not tell. */
+void o2m_run_label_outputs(const o2m_model *model, o2m_tensor **outputs);
+
 #endif

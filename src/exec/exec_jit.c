@@ -26,6 +26,7 @@
 #endif
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,9 @@ struct o2m_exec {
   int blas_calls; /* matrix products through BLAS */
   o2m_compile_times times;
   weight_arg *weights; /* sig.n_args entries */
+  /* Guards `weights`: calls may run on several threads at once (a
+   * session's), and the first makes the aligned copies. */
+  pthread_mutex_t weights_lock;
 };
 
 /* What memref.get_global leaves as the allocated pointer of a constant. */
@@ -141,10 +145,16 @@ static o2m_status load_units(o2m_exec *e, const exec_blob *objects, int n_object
              : O2M_OK;
 }
 
+static o2m_exec *exec_new(void) {
+  o2m_exec *e = calloc(1, sizeof(*e));
+  if (e) pthread_mutex_init(&e->weights_lock, NULL);
+  return e;
+}
+
 o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec_options *options,
                             o2m_exec **out, o2m_diag *diag) {
   *out = NULL;
-  o2m_exec *e = calloc(1, sizeof(*e));
+  o2m_exec *e = exec_new();
   if (!e || !(e->entry = strdup(entry ? entry : ""))) {
     free(e);
     mlirModuleDestroy(module);
@@ -195,7 +205,7 @@ const char *o2m_exec_weight_name(const o2m_exec *exec, int index) {
 
 o2m_status o2m_exec_load_cached(const char *dir, const char *key, const char *entry, o2m_exec **out) {
   *out = NULL;
-  o2m_exec *e = calloc(1, sizeof(*e));
+  o2m_exec *e = exec_new();
   if (!e || !(e->entry = strdup(entry))) {
     free(e);
     return O2M_ERR_NOMEM;
@@ -219,6 +229,7 @@ void o2m_exec_free(o2m_exec *exec) {
   exec_cache_release(exec->cached_jit);
   for (int i = 0; exec->weights && i < exec->sig.n_args; i++) free(exec->weights[i].copy);
   o2m_arena_free(&exec->arena);
+  pthread_mutex_destroy(&exec->weights_lock);
   free(exec->entry);
   free(exec);
 }
@@ -266,20 +277,25 @@ static void free_results(const o2m_exec *e, exec_word *results, exec_word *input
 /* The descriptor of weight argument i: its data read in place (the
  * argument is not writable), or the aligned copy made at the first call
  * when the data is not aligned to its element. Never freed by the call. */
-static o2m_status weight_desc(o2m_exec *e, int i, const o2m_tensor *t, exec_word *d, o2m_diag *diag) {
+static o2m_status weight_desc(o2m_exec *e, int i, const o2m_tensor *t, exec_word *d, int *owned, o2m_diag *diag) {
   if (exec_desc_borrowable(t)) {
     exec_desc_view(t, t->data, d);
     return O2M_OK;
   }
   weight_arg *w = &e->weights[i];
+  o2m_status s = O2M_OK;
+  pthread_mutex_lock(&e->weights_lock);
   if (w->copy && w->source == t->data) {
     exec_desc_view(t, w->copy, d);
-    return O2M_OK;
+  } else if (w->copy) {
+    /* other data for the same argument (a call of another loaded model's
+     * weights): a copy of this call's own, freed with the call */
+    s = exec_desc_from_tensor(t, d, diag);
+    *owned = !s;
+  } else if (!(s = exec_desc_from_tensor(t, d, diag))) {
+    w->copy = d[0].ptr, w->source = t->data;
   }
-  free(w->copy);
-  w->copy = NULL;
-  o2m_status s = exec_desc_from_tensor(t, d, diag);
-  if (!s) w->copy = d[0].ptr, w->source = t->data;
+  pthread_mutex_unlock(&e->weights_lock);
   return s;
 }
 
@@ -299,9 +315,11 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
   for (int i = 0; i < n_outputs; i++) out_words += exec_desc_words(e->sig.results[i].rank);
   exec_word *words = calloc(in_words + out_words + 1, sizeof(exec_word));
   void **slots = calloc(2 * ((size_t)n_inputs + 1), sizeof(void *));
-  if (!words || !slots) {
+  int *owned = calloc((size_t)n_inputs + 1, sizeof(int)); /* weights copied for this call alone */
+  if (!words || !slots || !owned) {
     free(words);
     free(slots);
+    free(owned);
     return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   }
   exec_word *in_descs = words, *out_descs = words + in_words;
@@ -311,7 +329,7 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
   o2m_status s = O2M_OK;
   int built = 0;
   for (exec_word *d = in_descs; built < n_inputs; d += exec_desc_words(e->sig.args[built].rank), built++) {
-    if ((s = e->sig.weight_names[built] ? weight_desc(e, built, inputs[built], d, diag)
+    if ((s = e->sig.weight_names[built] ? weight_desc(e, built, inputs[built], d, &owned[built], diag)
                                : exec_desc_from_tensor(inputs[built], d, diag)))
       break;
     slots[n++] = d;
@@ -333,8 +351,9 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
   }
   exec_word *d = in_descs;
   for (int i = 0; i < built; d += exec_desc_words(e->sig.args[i].rank), i++)
-    if (!e->sig.weight_names[i]) exec_desc_free_input(d);
+    if (!e->sig.weight_names[i] || owned[i]) exec_desc_free_input(d);
   free(words);
   free(slots);
+  free(owned);
   return s;
 }

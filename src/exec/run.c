@@ -151,12 +151,10 @@ static o2m_status call_compiled(run_state *r, o2m_exec *exec, const char *entry,
   return O2M_OK;
 }
 
-/* Verifies, compiles (consuming `module`; stored in the cache under
- * cache_key when not NULL) and calls; then frees. */
-static o2m_status compile_and_call(run_state *r, MlirModule module, const char *entry, const o2m_graph *graph,
-                                   const char *cache_key, int n_inputs, const o2m_tensor *const *inputs,
-                                   int *n_outputs, o2m_tensor ***outputs, int expected_outputs, o2m_arena *arena,
-                                   o2m_diag *diag) {
+/* Verifies and compiles (consuming `module`; stored in the cache under
+ * cache_key when not NULL). */
+static o2m_status verify_and_compile(run_state *r, MlirModule module, const char *entry, const char *cache_key,
+                                     o2m_exec **exec, o2m_diag *diag) {
   double t0 = exec_now_ms();
   enter(r, O2M_PHASE_VERIFY);
   o2m_status s = o2m_exec_verify(module, diag);
@@ -165,13 +163,23 @@ static o2m_status compile_and_call(run_state *r, MlirModule module, const char *
     return s;
   }
   enter(r, O2M_PHASE_COMPILE);
-  o2m_exec *exec = NULL;
   o2m_exec_options eo = {r->options->opt_level, cache_key ? r->options->cache_dir : NULL, cache_key};
-  if ((s = o2m_exec_compile(module, entry, &eo, &exec, diag))) return s;
+  if ((s = o2m_exec_compile(module, entry, &eo, exec, diag))) return s;
   r->timings.compile_ms = exec_now_ms() - t0;
-  r->timings.detail = *o2m_exec_compile_times(exec);
+  r->timings.detail = *o2m_exec_compile_times(*exec);
   r->timings.passes_ms = r->timings.detail.passes_ms;
   r->timings.llvm_ms = r->timings.detail.llvm_ir_ms + r->timings.detail.llvm_codegen_ms;
+  return O2M_OK;
+}
+
+/* Verifies, compiles (as verify_and_compile) and calls; then frees. */
+static o2m_status compile_and_call(run_state *r, MlirModule module, const char *entry, const o2m_graph *graph,
+                                   const char *cache_key, int n_inputs, const o2m_tensor *const *inputs,
+                                   int *n_outputs, o2m_tensor ***outputs, int expected_outputs, o2m_arena *arena,
+                                   o2m_diag *diag) {
+  o2m_exec *exec = NULL;
+  o2m_status s = verify_and_compile(r, module, entry, cache_key, &exec, diag);
+  if (s) return s;
   return call_compiled(r, exec, entry, graph, n_inputs, inputs, n_outputs, outputs, expected_outputs, arena, diag);
 }
 
@@ -291,6 +299,73 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   }
   return O2M_OK;
 }
+
+o2m_status o2m_run_prepare(o2m_model *model, const o2m_run_options *options, int n_inputs,
+                           const o2m_tensor *const *inputs, o2m_exec **out, o2m_run_timings *timings,
+                           o2m_run_phase *failed, o2m_diag *diag) {
+  o2m_run_phase ignored;
+  run_state r = {options ? options : &default_options, failed ? failed : &ignored};
+  const o2m_run_options *o = r.options;
+  *out = NULL;
+  double t0 = exec_now_ms();
+  module_builder build = NULL;
+  *r.failed = O2M_PHASE_EMIT;
+  o2m_status s = target_builder(o, &build, diag);
+  if (s) return s;
+  enter(&r, O2M_PHASE_INFER);
+  if ((s = o->generic ? o2m_specialize_parameters(model, n_inputs, inputs, diag)
+                      : o2m_specialize_inputs(model, n_inputs, inputs, diag)))
+    return s;
+  r.timings.infer_ms = exec_now_ms() - t0;
+  enter(&r, O2M_PHASE_EMIT);
+  o2m_arena scratch = {0};
+  double t_key = exec_now_ms();
+  const char *key = run_cache_key(model, o, exec_blas_available() | exec_dnnl_available() << 1, n_inputs, inputs,
+                                  &scratch);
+  if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, out) == O2M_OK) {
+    r.timings.compile_ms = exec_now_ms() - t_key;
+    s = o->target == O2M_TARGET_LINALG ? o2m_linalg_prepare(model, diag) : O2M_OK; /* the weights it takes */
+    r.timings.emit_ms = exec_now_ms() - t0 - r.timings.compile_ms;
+    r.timings.cache = O2M_CACHE_HIT;
+  } else {
+    MlirContext mc = o2m_exec_context_create();
+    MlirModule module;
+    s = build(model, mc, 0, NULL, NULL, &module, diag);
+    r.timings.emit_ms = exec_now_ms() - t0;
+    if (!s) s = verify_and_compile(&r, module, entry_name, key, out, diag);
+    if (!s) r.timings.cache = o2m_exec_cache_state(*out);
+    mlirContextDestroy(mc);
+  }
+  r.timings.transform_ms = model->transform_ms;
+  o2m_arena_free(&scratch);
+  if (!s && o2m_exec_output_count(*out) != model->graph->n_outputs)
+    s = o2m_fail(diag, O2M_ERR_INTERNAL, "@%s returns %d results for %d graph outputs", entry_name,
+                 o2m_exec_output_count(*out), model->graph->n_outputs);
+  if (s) {
+    o2m_exec_free(*out);
+    *out = NULL;
+    return s;
+  }
+  r.timings.blas_calls = o2m_exec_blas_calls(*out);
+  if (timings) *timings = r.timings;
+  return O2M_OK;
+}
+
+o2m_status o2m_run_weights(const o2m_exec *exec, const o2m_model *model, o2m_arena *arena, int *n_args,
+                           const o2m_tensor ***args, o2m_diag *diag) {
+  int n_inputs = o2m_runtime_input_count(model);
+  const o2m_tensor **list = o2m_arena_array(arena, (size_t)o2m_exec_input_count(exec) + 1, sizeof(*list));
+  if (!list) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  int n = 0;
+  const o2m_tensor *const *all = NULL;
+  o2m_status s = with_weights(exec, model->graph, n_inputs, list, arena, &n, &all, diag);
+  if (s) return s;
+  *n_args = n;
+  *args = (const o2m_tensor **)all;
+  return O2M_OK;
+}
+
+void o2m_run_label_outputs(const o2m_model *model, o2m_tensor **outputs) { label_outputs(model->graph, outputs); }
 
 static MlirWalkResult count_tosa_ops(MlirOperation op, void *user) {
   MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));

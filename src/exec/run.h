@@ -91,6 +91,11 @@ typedef struct o2m_run_options {
   const char *cache_dir;
   /* Non-zero: time each node of the main graph (Linalg; not cached). */
   int profile;
+  /* o2m_run_prepare only. Non-zero: the code keeps the declared dims of
+   * the inputs (dynamic ones dynamic) and is specialised only on the
+   * values of inputs that act as parameters (o2m_specialize_parameters);
+   * zero: on the inputs' shapes too, as o2m_run_model. */
+  int generic;
 } o2m_run_options;
 
 /* Specialises `model` to the shapes of `inputs` (one per runtime input,

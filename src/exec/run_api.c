@@ -6,13 +6,9 @@
 
 #include "core/core.h"
 #include "exec/run.h"
+#include "exec/session_internal.h"
 #include "util/diag.h"
 
-struct o2m_results {
-  o2m_arena arena; /* the output tensors */
-  int n;
-  o2m_tensor_data *items;
-};
 
 /* Checks a given tensor's size and wraps it as an o2m_tensor. */
 static o2m_status wrap_input(o2m_model *model, int i, const o2m_tensor_data *d, o2m_arena *arena,

@@ -81,11 +81,15 @@ const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int 
     add(&t, "data %s %zu %" PRIu64 " %" PRIu64 " %lld.%09ld\n", m->path, m->size, m->dev, m->ino,
         (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
   }
+  if (o->generic) add(&t, "generic\n");
   for (int i = 0; i < n_inputs; i++) {
     add(&t, "input %d %d", i, (int)inputs[i]->dtype);
-    for (int k = 0; k < inputs[i]->rank; k++) add(&t, "%s%lld", k ? "," : " ", (long long)inputs[i]->dims[k]);
     /* an input read only as a parameter was folded in: its value counts */
     const o2m_value *v = o2m_runtime_input(model, i);
+    if (o->generic && !(v && v->known)) /* the code takes any sizes of this rank */
+      add(&t, " rank %d", inputs[i]->rank);
+    else
+      for (int k = 0; k < inputs[i]->rank; k++) add(&t, "%s%lld", k ? "," : " ", (long long)inputs[i]->dims[k]);
     if (v && v->known && v->known->data)
       add(&t, " value %016" PRIx64, o2m_hash_bytes(v->known->data, v->known->nbytes, 0));
     add(&t, "\n");

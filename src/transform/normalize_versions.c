@@ -109,13 +109,39 @@ o2m_status o2m_normalize_cast_like(o2m_rewriter *rw) {
 
 /* ---- Concat before 4 --------------------------------------------------------------- */
 
+/* Whether input v of a Concat on `axis` is known to be empty along it
+ * (a KV cache's past at prefill): it adds nothing. */
+static int empty_along(const o2m_value *v, int64_t axis) {
+  if (!v || v->type.kind != O2M_TYPE_TENSOR || v->type.rank <= 0) return 0;
+  int64_t a = axis < 0 ? axis + v->type.rank : axis;
+  return a >= 0 && a < v->type.rank && v->type.dims[a].size == 0;
+}
+
+/* Concat-1..3's default axis 1 made explicit; inputs empty along the axis
+ * dropped while another remains (for every target: TOSA has no empty
+ * tensors, and the others copy nothing for them). */
 o2m_status o2m_normalize_concat(o2m_rewriter *rw) {
-  if (xk_version(rw) >= 4 || o2m_rw_attr(rw, "axis")) return O2M_OK;
+  const o2m_attr *axis_attr = o2m_rw_attr(rw, "axis");
+  int64_t axis = axis_attr ? axis_attr->i : 1;
+  o2m_node *n = rw->node;
+  int kept = 0;
+  for (int i = 0; i < n->n_inputs; i++) kept += !empty_along(n->inputs[i], axis);
+  int drop = kept > 0 && kept < n->n_inputs;
+  if (!drop && (xk_version(rw) >= 4 || axis_attr)) return O2M_OK;
+  o2m_value **inputs = n->inputs;
+  int n_inputs = n->n_inputs;
+  if (drop) {
+    inputs = o2m_arena_array(&rw->model->arena, (size_t)kept, sizeof(*inputs));
+    if (!inputs) return xk_failed(rw);
+    n_inputs = 0;
+    for (int i = 0; i < n->n_inputs; i++)
+      if (!empty_along(n->inputs[i], axis)) inputs[n_inputs++] = n->inputs[i];
+  }
   int n_attrs;
   o2m_attr *attrs = xk_attrs_except(rw, NULL, 1, &n_attrs);
   if (!attrs) return xk_failed(rw);
-  attrs[n_attrs++] = o2m_rw_attr_int("axis", 1);
-  return o2m_rw_update(rw, rw->node->n_inputs, rw->node->inputs, attrs, n_attrs);
+  if (!axis_attr) attrs[n_attrs++] = o2m_rw_attr_int("axis", 1);
+  return o2m_rw_update(rw, n_inputs, inputs, attrs, n_attrs);
 }
 
 /* ---- LpPool-1 ------------------------------------------------------------------------ */
