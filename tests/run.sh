@@ -21,6 +21,8 @@
 #            decoder's generation loop (tests/session)
 #   install  installed into a moved prefix, used from it alone: CLI, C via
 #            CMake and pkg-config, Python, the .deb (tests/install)
+#   builds   a Release build with GCC, warnings as errors (tests/build_matrix.sh
+#            builds every type with GCC and clang-22)
 #   fuzz     a libFuzzer run of the reader+importer (seconds: $FUZZ_SECONDS,
 #            default 60; 0 skips it)
 # Ends with "N passed, N failed" over all suites; exits non-zero on failure.
@@ -116,6 +118,15 @@ if [[ "$(tail -n 1 "$install_log")" =~ ^install:\ ([0-9]+)\ passed,\ ([0-9]+)\ f
 else
   tail -n 20 "$install_log"
   count install 0 1
+fi
+
+builds_log="$build.builds.log"
+tests/build_matrix.sh "$build" Release gcc > "$builds_log" 2>&1
+grep -A15 '^FAIL' "$builds_log"
+if [[ "$(tail -n 1 "$builds_log")" =~ ^builds:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+  count builds "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+else
+  count builds 0 1
 fi
 
 fuzz_seconds=${FUZZ_SECONDS:-60}

@@ -6,8 +6,11 @@
  * compiled unit, position independent) and
  * entry.txt (the whole key, each object's size and hash, the signature of
  * the entry, the weight each argument carries, the messages of branches
- * that fail, the BLAS count); writing an entry (temporary files renamed
- * into place, entry.txt last); and loading one into an ORC LLJIT linked
+ * that fail, the BLAS count); writing an entry (a whole folder of a
+ * unique temporary name renamed into place, so concurrent writers never
+ * leave a mix); folders made with mode 0700, and the check that a cache
+ * folder is private (exec_cache_private: this user's, written by no one
+ * else), since its code is run; and loading one into an ORC LLJIT linked
  * against the executor's runtime functions and the process. An entry whose
  * key differs (another model, version, CPU, option) or whose object does
  * not match its size and hash is not loaded: the caller compiles and
@@ -15,6 +18,7 @@
  * (exec_cache_prune.c). Nothing is printed; a failure to store is silent
  * (the run goes on).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <llvm-c/Core.h>
@@ -63,10 +68,40 @@ static int make_dirs(const char *path) {
   for (char *p = buf + 1; *p; p++) {
     if (*p != '/') continue;
     *p = '\0';
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    if (mkdir(buf, 0700) != 0 && errno != EEXIST) return -1;
     *p = '/';
   }
-  return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+  return mkdir(buf, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int exec_cache_private(const char *dir, char *why, size_t size) {
+  struct stat st;
+  if (lstat(dir, &st) != 0) {
+    if (errno == ENOENT) return 1; /* made 0700 when first stored */
+    snprintf(why, size, "%s cannot be read (%s)", dir, strerror(errno));
+    return 0;
+  }
+  if (!S_ISDIR(st.st_mode)) snprintf(why, size, "%s is not a folder", dir);
+  else if (st.st_uid != geteuid()) snprintf(why, size, "%s belongs to another user (uid %ld)", dir, (long)st.st_uid);
+  else if (st.st_mode & (S_IWGRP | S_IWOTH))
+    snprintf(why, size, "%s may be written by %s (mode %03o)", dir, st.st_mode & S_IWOTH ? "others" : "its group",
+             (unsigned)(st.st_mode & 0777));
+  else return 1;
+  return 0;
+}
+
+/* Removes the folder `path` and the plain files in it. */
+static void remove_entry_folder(const char *path) {
+  DIR *d = opendir(path);
+  struct dirent *e;
+  char file[4400];
+  while (d && (e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
+    remove(file);
+  }
+  if (d) closedir(d);
+  rmdir(path);
 }
 
 static void entry_path(char *out, size_t size, const char *dir, const char *key, const char *file) {
@@ -112,24 +147,34 @@ int exec_engine_object(MlirExecutionEngine engine, const char *dir, exec_blob *o
   return -1;
 }
 
+/* A name no other writer uses at the same time: the process, the thread
+ * (by a counter) and the time. */
+static void unique_suffix(char *out, size_t size) {
+  static _Atomic unsigned long counter;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  snprintf(out, size, ".tmp.%ld.%lu.%ld", (long)getpid(), (unsigned long)++counter, (long)ts.tv_nsec);
+}
+
 int exec_cache_store(const char *dir, const char *key, const exec_blob *objects, int n_objects,
                      const exec_signature *sig, const exec_branch_failures *failures, int blas_calls) {
-  char entry[4096], text[4200], tmp_text[4300], code[EXEC_MAX_UNITS][4200], tmp_code[EXEC_MAX_UNITS][4300];
+  /* The entry is written whole into a folder of its own, then renamed into
+   * place: a reader sees the old entry, none, or the new one, never a mix,
+   * and concurrent writers of one key each leave a whole entry. */
+  char entry[4096], tmp[4200], old[4200], suffix[96], path[4400];
   if (n_objects < 1 || n_objects > EXEC_MAX_UNITS) return -1;
+  if (make_dirs(dir) != 0) return -1;
   entry_path(entry, sizeof(entry), dir, key, NULL);
-  if (make_dirs(entry) != 0) return -1;
-  entry_path(text, sizeof(text), dir, key, "entry.txt");
-  snprintf(tmp_text, sizeof(tmp_text), "%s.%ld", text, (long)getpid());
-  remove(text); /* an entry without entry.txt is never loaded */
+  unique_suffix(suffix, sizeof(suffix));
+  snprintf(tmp, sizeof(tmp), "%s%s", entry, suffix);
+  if (mkdir(tmp, 0700) != 0) return -1;
   int bad = 0;
-  for (int i = 0; i < n_objects; i++) {
-    char file[32];
-    snprintf(file, sizeof(file), "code%d.o", i);
-    entry_path(code[i], sizeof(code[i]), dir, key, file);
-    snprintf(tmp_code[i], sizeof(tmp_code[i]), "%.4200s.%ld", code[i], (long)getpid());
-    if (!bad && exec_blob_write(tmp_code[i], &objects[i]) != 0) bad = 1;
+  for (int i = 0; i < n_objects && !bad; i++) {
+    snprintf(path, sizeof(path), "%s/code%d.o", tmp, i);
+    bad = exec_blob_write(path, &objects[i]) != 0;
   }
-  FILE *f = bad ? NULL : fopen(tmp_text, "w");
+  snprintf(path, sizeof(path), "%s/entry.txt", tmp);
+  FILE *f = bad ? NULL : fopen(path, "w");
   if (f) {
     fprintf(f, "onnx2mlir-cache %d\n", FORMAT);
     put_string(f, "key", key);
@@ -146,11 +191,15 @@ int exec_cache_store(const char *dir, const char *key, const exec_blob *objects,
   } else {
     bad = 1;
   }
-  for (int i = 0; i < n_objects && !bad; i++) bad = rename(tmp_code[i], code[i]) != 0;
-  if (!bad) bad = rename(tmp_text, text) != 0;
+  if (!bad && rename(tmp, entry) != 0) {
+    /* an entry is there (another key's hash twin, a damaged one, or one
+     * another writer just stored): set it aside, then put this one in */
+    snprintf(old, sizeof(old), "%s.old%s", entry, suffix);
+    if (rename(entry, old) == 0) remove_entry_folder(old);
+    bad = rename(tmp, entry) != 0;
+  }
   if (bad) {
-    for (int i = 0; i < n_objects; i++) remove(tmp_code[i]);
-    remove(tmp_text);
+    remove_entry_folder(tmp);
     return -1;
   }
   const char *name = strrchr(entry, '/');

@@ -181,6 +181,10 @@ int exec_jit_load(const exec_blob *objects, int n_objects, const char *entry, vo
 int exec_cache_load(const char *dir, const char *key, const char *entry, o2m_arena *arena, exec_signature *sig,
                     exec_branch_failures *failures, int *blas_calls, void **jit, packed_fn *call);
 void exec_cache_release(void *jit);
+/* Whether the cache folder `dir` may hold code this process will load:
+ * missing (it is made with mode 0700), or a folder of this user that its
+ * group and others cannot write; else 0 and the reason in `why`. */
+int exec_cache_private(const char *dir, char *why, size_t size);
 /* The cache's size limit (exec_cache_prune.c): ONNX2MLIR_CACHE_LIMIT_MB,
  * default 2048 MiB, 0 for none; removes the least recently used entries
  * of `dir` but `keep` (an entry's folder name) until the rest fit; marks

@@ -220,12 +220,25 @@ static o2m_status flatten_inputs(int n, const o2m_io_value *values, o2m_arena *a
   return O2M_OK;
 }
 
+/* options without the cache folder when that folder is not private
+ * (another user's, or writable by others: its code would run here), with
+ * a warning; else options itself. */
+static const o2m_run_options *private_cache(const o2m_run_options *o, o2m_run_options *copy, o2m_diag *diag) {
+  char why[4500];
+  if (!o->cache_dir || exec_cache_private(o->cache_dir, why, sizeof(why))) return o;
+  o2m_warn(diag, "the compiled-code cache is not used: %s", why);
+  *copy = *o;
+  copy->cache_dir = NULL;
+  return copy;
+}
+
 o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n_inputs,
                          const o2m_tensor *const *inputs, o2m_tensor **outputs, o2m_arena *arena,
                          o2m_run_phase *failed, o2m_diag *diag) {
   o2m_run_phase ignored;
+  o2m_run_options uncached;
   run_state r = {options ? options : &default_options, failed ? failed : &ignored};
-  const o2m_run_options *o = r.options;
+  const o2m_run_options *o = r.options = private_cache(r.options, &uncached, diag);
   double t0 = exec_now_ms();
   module_builder build = NULL;
   *r.failed = O2M_PHASE_EMIT;
@@ -304,8 +317,9 @@ o2m_status o2m_run_prepare(o2m_model *model, const o2m_run_options *options, int
                            const o2m_tensor *const *inputs, o2m_exec **out, o2m_run_timings *timings,
                            o2m_run_phase *failed, o2m_diag *diag) {
   o2m_run_phase ignored;
+  o2m_run_options uncached;
   run_state r = {options ? options : &default_options, failed ? failed : &ignored};
-  const o2m_run_options *o = r.options;
+  const o2m_run_options *o = r.options = private_cache(r.options, &uncached, diag);
   *out = NULL;
   double t0 = exec_now_ms();
   module_builder build = NULL;

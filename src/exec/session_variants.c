@@ -159,6 +159,7 @@ typedef struct key_text {
   size_t len, cap;
 } key_text;
 
+/* Appends fmt, which reads up to two long long arguments. */
 static int key_add(key_text *k, const char *fmt, long long a, long long b) {
   char piece[64];
   int n = snprintf(piece, sizeof(piece), fmt, a, b);
@@ -179,16 +180,16 @@ static int key_add(key_text *k, const char *fmt, long long a, long long b) {
 static char *make_key(const session *s, const o2m_tensor *const *in, int generic, uint64_t *params_hash) {
   key_text k = {0};
   uint64_t h = 0;
-  int bad = key_add(&k, "%c%lld", generic ? 'G' : 'S', 0);
+  int bad = key_add(&k, generic ? "G" : "S", 0, 0);
   for (int i = 0; i < s->n_inputs && !bad; i++) {
     const o2m_tensor *t = in[i];
     int parameter = s->may_be_parameter[i] && o2m_input_is_parameter(s->model, i, t);
     bad |= key_add(&k, "|%lld:%lld", t->dtype, t->rank);
-    for (int d = 0; (parameter || !generic) && d < t->rank && !bad; d++) bad |= key_add(&k, ",%lld%s", t->dims[d], 0);
+    for (int d = 0; (parameter || !generic) && d < t->rank && !bad; d++) bad |= key_add(&k, ",%lld", t->dims[d], 0);
     if (parameter) {
       uint64_t v = t->data ? o2m_hash_bytes(t->data, t->nbytes, (uint64_t)i) : (uint64_t)i;
       h = o2m_hash_bytes(&v, sizeof(v), h);
-      bad |= key_add(&k, "=%llx%s", (long long)v, 0);
+      bad |= key_add(&k, "=%llx", (long long)v, 0);
     }
   }
   *params_hash = h;

@@ -330,7 +330,7 @@ static o2m_status loop_fixed_point(o2m_infer_ctx *ctx, o2m_graph *body, int n_ca
     for (int k = 0; k < n_carried; k++) {
       const o2m_type *in = carried_input(body, in_types, k);
       const o2m_type *out = &body->output_values[1 + k]->type;
-      o2m_type *merged;
+      o2m_type *merged = NULL;
       if (in->kind != out->kind && (in->kind == O2M_TYPE_OPTIONAL || out->kind == O2M_TYPE_OPTIONAL) &&
           in->kind != O2M_TYPE_UNKNOWN && out->kind != O2M_TYPE_UNKNOWN) {
         /* an optional carried on as its element, or the reverse: the body's

@@ -30,8 +30,20 @@ check() { # check NAME CMD...: runs CMD, logging to $work/NAME.log
 models="$work/models"
 /usr/bin/python3 tests/session/make_session_models.py "$models" &&
   /usr/bin/python3 tests/session/make_decoder.py "$models/decoder.onnx" &&
+  /usr/bin/python3 bench/make_run_models.py "$models/bench" > /dev/null &&
   "$build/onnx2mlir" run examples/small_cnn.onnx --inputs examples/small_cnn_inputs -o "$models/run" --no-cache \
     > /dev/null || { echo "FAIL models"; echo "session: 0 passed, 1 failed"; exit 1; }
+# `run`'s outputs for the whole models the Python test compares sessions with:
+# the bench models and the contrib suite's whole models
+for m in resnet_small encoder_small; do
+  "$build/onnx2mlir" run "$models/bench/$m.onnx" --input "input=$models/bench/${m}_x.npy" --no-cache \
+    -o "$models/run_$m" > /dev/null || { echo "FAIL run $m"; echo "session: 0 passed, 1 failed"; exit 1; }
+done
+for d in tests/contrib/model_*/; do
+  m=$(basename "$d")
+  "$build/onnx2mlir" run "$d/model.onnx" --inputs "$d/test_data_set_0" --no-cache -o "$models/run_$m" > /dev/null ||
+    { echo "FAIL run $m"; echo "session: 0 passed, 1 failed"; exit 1; }
+done
 # every program here keeps its compiled code out of the user's cache
 export XDG_CACHE_HOME="$work/cache"
 

@@ -5,6 +5,8 @@ on the build tree's library (ONNX2MLIR_LIBRARY) and the module's sources.
 MODELS_DIR holds make_session_models.py's models, decoder.onnx (make_decoder.py)
 and run/ (the files `onnx2mlir run -o` wrote for the example). Checks:
   example     the bundled CNN's outputs equal `onnx2mlir run`'s files
+  whole models the bench models (make_run_models.py) and the contrib suite's
+              whole models: outputs equal `onnx2mlir run`'s files
   sizes       batches 1, 3, 5, 2 through one session: each equals the
               one-shot Model.run; two compiles in all
   scalar      a 0-d int64 input (as a VAD model's sample rate) runs
@@ -85,6 +87,26 @@ def example():
     np.testing.assert_array_equal(got, want)  # the same code as `run`'s: the same bits
     [named] = s.run(["probs"], {"image": x})
     np.testing.assert_array_equal(named, want)
+
+
+def whole_models():
+    """The bench models and the contrib suite's whole models: each output
+    equals the file `onnx2mlir run` wrote (the same code: the same bits)."""
+    cases = [(os.path.join(models, "bench", m + ".onnx"), [np.load(os.path.join(models, "bench", m + "_x.npy"))],
+              os.path.join(models, "run_" + m)) for m in ("resnet_small", "encoder_small")]
+    contrib = os.path.join(root, "tests", "contrib")
+    for m in sorted(d for d in os.listdir(contrib) if d.startswith("model_")):
+        data = os.path.join(contrib, m, "test_data_set_0")
+        n = len([f for f in os.listdir(data) if f.startswith("input_")])
+        cases.append((os.path.join(contrib, m, "model.onnx"),
+                      [read_pb(os.path.join(data, "input_%d.pb" % i)) for i in range(n)], os.path.join(models, "run_" + m)))
+    for path, inputs, run_dir in cases:
+        s = onnx2mlir.InferenceSession(path, cache=False)
+        outs = s.run(None, {a.name: x for a, x in zip(s.get_inputs(), inputs)})
+        for i, got in enumerate(outs):
+            want = read_pb(os.path.join(run_dir, "output_%d.pb" % i))
+            assert got.dtype == want.dtype and got.shape == want.shape, (path, i, got.shape, want.shape)
+            assert np.array_equal(got, want), "%s output %d differs from run's" % (path, i)
 
 
 def sizes():
@@ -189,6 +211,7 @@ def decoder(target, n_new=32):
 
 
 check("example", example)
+check("whole models", whole_models)
 check("sizes", sizes)
 check("scalar", scalar)
 check("errors", errors)

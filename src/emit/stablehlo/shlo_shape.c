@@ -875,7 +875,7 @@ o2m_status sh_lower_scatter_elements(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[SH_MAX_RANK], isz[SH_MAX_RANK];
   int rank, axis = 0;
-  const char *combine;
+  const char *combine = NULL;
   o2m_status s = static_input(cx, &x, dims, &rank);
   if (s || (s = axis_attr(cx, 0, rank, &axis)) || (s = reduction_op(cx, &combine))) return s;
   MlirValue idx = index_in(cx, 1, i64_scalar(cx, dims[axis]));
@@ -891,7 +891,7 @@ o2m_status sh_lower_scatter_nd(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[SH_MAX_RANK];
   int rank;
-  const char *combine;
+  const char *combine = NULL;
   o2m_status s = static_input(cx, &x, dims, &rank);
   if (s || (s = reduction_op(cx, &combine))) return s;
   MlirValue idx = nd_indices(cx, 1, dims, rank, 0);

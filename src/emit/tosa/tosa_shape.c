@@ -201,11 +201,15 @@ static MlirValue wrap_negative(lw_ctx *cx, MlirValue idx, MlirValue dims) {
 }
 
 /* tosa.gather of values [N,K,C] at indices [N,W] i32 (booleans, which
- * it does not take, gathered as i8). */
+ * it does not take, gathered as i8; int64 values at int64 indices). */
 static MlirValue gather(lw_ctx *cx, MlirValue values, MlirValue indices) {
   if (mlirValueIsNull(values) || mlirValueIsNull(indices)) return (MlirValue){NULL};
   int is_bool = mlirTypeIsAInteger(tw_elem(values)) && mlirIntegerTypeGetWidth(tw_elem(values)) == 1;
   if (is_bool) values = tw_cast(cx, values, O2M_DT_BOOL, O2M_DT_INT8);
+  /* the spec pairs int64 values (the int64 extension) with int64 indices only */
+  if (mlirTypeIsAInteger(tw_elem(values)) && mlirIntegerTypeGetWidth(tw_elem(values)) == 64 &&
+      mlirIntegerTypeGetWidth(tw_elem(indices)) == 32)
+    indices = tw_cast(cx, indices, O2M_DT_INT32, O2M_DT_INT64);
   int64_t sizes[3] = {tw_size(values, 0), tw_size(indices, 1), tw_size(values, 2)};
   MlirValue ops[2] = {values, indices};
   MlirValue r = lw_op1(cx, "tosa.gather", 2, ops, tw_tensor(cx, tw_elem(values), 3, sizes), NULL);
@@ -243,7 +247,7 @@ o2m_status tw_lower_transpose(lw_ctx *cx) {
 static o2m_status depth_space(lw_ctx *cx, int to_space) {
   MlirValue x;
   int64_t in[TW_MAX_RANK], out[TW_MAX_RANK];
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 1, &x, in, &rank);
   if (s) return s;
   if (rank != 4 || out_sizes(cx, 0, out) != 4) return lw_unsupported(cx, "needs a static 4-D input");
@@ -283,7 +287,7 @@ o2m_status tw_lower_concat(lw_ctx *cx) {
 o2m_status tw_lower_split(lw_ctx *cx) {
   MlirValue x;
   int64_t in[TW_MAX_RANK];
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 1, &x, in, &rank);
   if (s) return s;
   int axis = 0;
@@ -326,7 +330,7 @@ static MlirValue strided_axis(lw_ctx *cx, MlirValue v, int axis, int64_t start, 
 o2m_status tw_lower_slice(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK];
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int64_t *starts, *ends, *axes = NULL, *steps = NULL;
@@ -403,7 +407,7 @@ static MlirValue pad_runtime_value(lw_ctx *cx, MlirValue x, const int64_t *pads,
 o2m_status tw_lower_pad(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK];
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int64_t *given, *axes = NULL, pads[2 * TW_MAX_RANK] = {0};
@@ -442,7 +446,7 @@ o2m_status tw_lower_pad(lw_ctx *cx) {
 o2m_status tw_lower_tile(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK], *repeats;
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   if (lw_in_known_ints(cx, 1, &repeats) != rank) return lw_unsupported(cx, "TOSA tile needs known repeats");
@@ -453,7 +457,7 @@ o2m_status tw_lower_tile(lw_ctx *cx) {
 o2m_status tw_lower_expand(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK], out[TW_MAX_RANK], mult[TW_MAX_RANK];
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int r = out_sizes(cx, 0, out);
@@ -472,7 +476,7 @@ o2m_status tw_lower_expand(lw_ctx *cx) {
 o2m_status tw_lower_reverse_sequence(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK];
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int batch = (int)lw_attr_int(cx, "batch_axis", 1), perm[TW_MAX_RANK];
@@ -512,7 +516,7 @@ static MlirValue diagonal_mask(lw_ctx *cx, int rank, int64_t rows, int64_t cols,
 o2m_status tw_lower_trilu(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK], *kv, k = 0;
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 0, &x, dims, &rank);
   if (s) return s;
   if (lw_in_present(cx, 1)) {
@@ -539,7 +543,7 @@ o2m_status tw_lower_eye_like(lw_ctx *cx) {
 o2m_status tw_lower_onehot(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK], *depth_v, out[TW_MAX_RANK];
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 0, &x, dims, &rank);
   if (s) return s;
   const o2m_tensor *dt = lw_in_known(cx, 1);
@@ -569,7 +573,7 @@ o2m_status tw_lower_onehot(lw_ctx *cx) {
 o2m_status tw_lower_gather(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK], out[TW_MAX_RANK];
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int axis = 0, r = out_sizes(cx, 0, out);
@@ -606,7 +610,7 @@ static MlirValue element_positions(lw_ctx *cx, int rank, const int64_t *dims, in
 o2m_status tw_lower_gather_elements(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK], out[TW_MAX_RANK];
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int axis = 0;
@@ -664,7 +668,7 @@ static o2m_status dense_scatter(lw_ctx *cx, MlirValue data, MlirValue pos, MlirV
 o2m_status tw_lower_scatter_elements(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK];
-  int rank;
+  int rank = 0;
   o2m_status s = checked_input(cx, 0, &x, dims, &rank);
   if (s) return s;
   int axis = 0;
@@ -703,7 +707,7 @@ static MlirValue nd_positions(lw_ctx *cx, int rank, const int64_t *dims, int bat
 o2m_status tw_lower_gather_nd(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK], out[TW_MAX_RANK];
-  int rank, q = 0;
+  int rank = 0, q = 0;
   o2m_status s = checked_input(cx, 1, &x, dims, &rank);
   if (s) return s;
   int batch = (int)lw_attr_int(cx, "batch_dims", 0), r = out_sizes(cx, 0, out);
@@ -716,7 +720,7 @@ o2m_status tw_lower_gather_nd(lw_ctx *cx) {
 o2m_status tw_lower_scatter_nd(lw_ctx *cx) {
   MlirValue x;
   int64_t dims[TW_MAX_RANK];
-  int rank, q = 0;
+  int rank = 0, q = 0;
   o2m_status s = checked_input(cx, 0, &x, dims, &rank);
   if (s) return s;
   MlirValue pos = nd_positions(cx, rank, dims, 0, 1, &q), updates = lw_in(cx, 2);
