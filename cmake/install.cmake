@@ -4,6 +4,8 @@
 #   <libdir>/onnx2mlir/*.so            its plugins (found relative to the CLI)
 #   <libdir>/libonnx2mlir.so.0.1.0     the library (soname libonnx2mlir.so.0)
 #   <libdir>/libonnx2mlir.a            the same, static (link MLIR yourself)
+#   <libdir>/libonnx2mlir_rt.so.0.1.0  the runtime `compile`d libraries call
+#   <libdir>/libonnx2mlir_rt.a         (soname libonnx2mlir_rt.so.0; no MLIR)
 #   include/onnx2mlir.h                the C API
 #   <libdir>/cmake/onnx2mlir/          find_package(onnx2mlir): onnx2mlir::onnx2mlir
 #                                      (shared), onnx2mlir::onnx2mlir_static
@@ -23,6 +25,9 @@ if(O2M_WITH_MLIR)
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(TARGETS onnx2mlir_rt onnx2mlir_rt_static
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(EXPORT onnx2mlirTargets NAMESPACE onnx2mlir:: DESTINATION ${O2M_CMAKE_DIR})
   configure_package_config_file(cmake/onnx2mlirConfig.cmake.in
       "${CMAKE_CURRENT_BINARY_DIR}/onnx2mlirConfig.cmake" INSTALL_DESTINATION ${O2M_CMAKE_DIR})

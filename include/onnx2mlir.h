@@ -176,6 +176,13 @@ typedef struct o2m_compile_options {
    * its first call, from this path made absolute, or from the path given
    * to NAME_load_weights before, and refuses a file of other weights. */
   const char *weights;
+  /* The runtime the code calls (kernels through OpenBLAS and oneDNN when
+   * present, loops otherwise; TopK, NonMaxSuppression, copies): 0 links
+   * it into the library (one self-contained file, the default); 1 links
+   * libonnx2mlir_rt.so.0, found next to the library ($ORIGIN), then where
+   * it was at compile time, then on the system's path (a .o then needs
+   * -lonnx2mlir_rt when linked). */
+  int shared_runtime;
 } o2m_compile_options;
 
 /* Compiles the model's main graph, dynamic dims kept dynamic, weights

@@ -10,7 +10,8 @@
 
 static const char compile_help[] =
     "usage: onnx2mlir compile MODEL -o LIB.so|LIB.o [--header FILE.h] [--name NAME]\n"
-    "                             [--weights FILE] [-O LEVEL] [--data-dir DIR] [--inputs DIR]\n\n"
+    "                             [--weights FILE] [--runtime static|shared] [-O LEVEL]\n"
+    "                             [--data-dir DIR] [--inputs DIR]\n\n"
     "Compiles an ONNX model for this machine's CPU into a shared library (.so) or\n"
     "a relocatable object (.o) with a C ABI. Dynamic dims stay dynamic: the\n"
     "library takes any batch size. The weights are compiled in (or written to --weights FILE).\n\n"
@@ -23,6 +24,12 @@ static const char compile_help[] =
     "  --weights FILE write the weights to FILE instead of into the library: it maps\n"
     "                 FILE (this path, made absolute) at its first call, or the file\n"
     "                 NAME_load_weights names before that, and refuses other weights\n"
+    "  --runtime static|shared\n"
+    "                 static (default): the runtime the code calls (products through\n"
+    "                 OpenBLAS, convolutions through oneDNN, loops where they are\n"
+    "                 missing; TopK, NonMaxSuppression) is linked into LIB, one file;\n"
+    "                 shared: LIB needs libonnx2mlir_rt.so.0 (beside LIB, where it was\n"
+    "                 at compile time, or on the system's path)\n"
     "  --data-dir DIR where the model's external data lives\n"
     "  --inputs DIR   specialise to the inputs DIR/input_<i>.pb, as import does: their\n"
     "                 shapes become fixed, and inputs read only as parameters (Resize's\n"
@@ -32,8 +39,8 @@ static const char compile_help[] =
     "lower is refused with the list of them, and nothing is written.\n";
 
 int cmd_compile(int argc, char **argv) {
-  const char *model_path = NULL, *data_dir = NULL, *level = NULL, *inputs_dir = NULL;
-  o2m_compile_options co = {NULL, NULL, NULL, 0, NULL, NULL};
+  const char *model_path = NULL, *data_dir = NULL, *level = NULL, *inputs_dir = NULL, *runtime = NULL;
+  o2m_compile_options co = {NULL, NULL, NULL, 0, NULL, NULL, 0};
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
       fputs(compile_help, stdout);
@@ -45,6 +52,10 @@ int cmd_compile(int argc, char **argv) {
       if (!co.header) return cli_usage_error("compile", "--header needs a file name");
     } else if (cli_flag_value(argc, argv, &i, "--weights", &co.weights)) {
       if (!co.weights) return cli_usage_error("compile", "--weights needs a file name");
+    } else if (cli_flag_value(argc, argv, &i, "--runtime", &runtime)) {
+      if (!runtime || (strcmp(runtime, "static") != 0 && strcmp(runtime, "shared") != 0))
+        return cli_usage_error("compile", "--runtime takes static or shared");
+      co.shared_runtime = strcmp(runtime, "shared") == 0;
     } else if (cli_flag_value(argc, argv, &i, "--name", &co.name)) {
       if (!co.name) return cli_usage_error("compile", "--name needs a C identifier");
     } else if (cli_flag_value(argc, argv, &i, "--inputs", &inputs_dir)) {

@@ -143,7 +143,7 @@ class Model:
         if opt_level not in (0, 1, 2, 3):
             raise ValueError("opt_level takes 0, 1, 2 or 3")
         options = _capi.CompileOptions(os.fsencode(output), os.fsencode(header) if header else None,
-                                       name.encode(), -1 if opt_level == 0 else opt_level, None)
+                                       name.encode(), -1 if opt_level == 0 else opt_level, None, None, 0)
         handle = self._load()
         d = _diag()
         try:

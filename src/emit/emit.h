@@ -14,13 +14,14 @@
 #include <mlir-c/IR.h>
 
 #include "ir/ir.h"
+#include "runtime/rt_abi.h" /* the names of the runtime functions the code calls */
 
 /* A lowering target's module may call `void O2M_BRANCH_FAILED_FN(i32 id)`
- * (declared private in it): an If branch taken at run time that cannot
- * be built for the module's shapes. The module's array attribute
- * O2M_BRANCH_FAILURES_ATTR holds the message of each id. The executor
- * provides the function: it stops the call and reports the message. */
-#define O2M_BRANCH_FAILED_FN "onnx2mlir_branch_failed"
+ * (rt_abi.h; declared private in it): an If branch taken at run time that
+ * cannot be built for the module's shapes. The module's array attribute
+ * O2M_BRANCH_FAILURES_ATTR holds the message of each id. The runtime
+ * provides the function: it stops the call, and the caller reports the
+ * message. */
 #define O2M_BRANCH_FAILURES_ATTR "onnx2mlir.branch_failures"
 
 /* torch-mlir's ONNX import form, as DESIGN.md section 4 specifies. */
@@ -39,45 +40,36 @@ o2m_status o2m_emit_onnx(o2m_model *model, const o2m_import_options *options, FI
 o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
                            FILE *out, o2m_diag *diag);
 
-/* `for_jit` of the Linalg module builders: 0 for `import`, else
- * O2M_JIT for the JIT's plain loop lowering (lw_ctx.for_jit), with
- * O2M_JIT_SGEMM when the executor has BLAS kernels: float32 matrix
- * products (2-D, and 3-D with one batch size; convolutions as im2col and
- * a product) are then linalg.matmul / linalg.batch_matmul, which the
- * executor turns into calls of the kernels O2M_SGEMM_CALL,
- * O2M_SGEMM_BATCHED_CALL, O2M_SGEMM_BT_CALL (exec_blas.c). */
+/* `for_jit` of the Linalg module builders: 0 for `import`, else O2M_JIT
+ * for the JIT's (and `compile`'s) lowering (lw_ctx.for_jit), with these
+ * routes into the runtime's kernels (src/runtime; rt_abi.h names them):
+ *   O2M_JIT_SGEMM   float32 matrix products (2-D, 3-D with one batch
+ *                   size; convolutions as im2col and a product) are
+ *                   linalg.matmul / linalg.batch_matmul, which the
+ *                   executor turns into calls of O2M_SGEMM_CALL and kin
+ *                   (a MatMul whose B is a 2-D Transpose, Gemm's transB,
+ *                   reads B in place: O2M_SGEMM_BT_CALL);
+ *   O2M_JIT_DNNL    the float32 2-D convolutions of the main graph run
+ *                   channels last (o2m_layout_channels_last) as
+ *                   com.microsoft NhwcFusedConv nodes, each a call of
+ *                   O2M_DNNL_CONV_CALL on buffers (lower_dnnl.c); max
+ *                   pools O2M_DNNL_POOL_CALL;
+ *   O2M_JIT_KERNELS the runtime's own kernels for ops whose Linalg form is
+ *                   slow: a float32 TopK is one call of O2M_TOPK_CALL (n
+ *                   log n along the axis instead of the generics' n^2), a
+ *                   float32 NonMaxSuppression one of O2M_NMS_CALL;
+ *   O2M_JIT_PROFILE @main calls `void O2M_PROFILE_FN(i32 i)` before its
+ *                   first node (i = -1) and after the code of each node i
+ *                   of the main graph (its index in the graph's node
+ *                   list), so that each node is timed (`run --profile`);
+ *   O2M_JIT_WEIGHT_ARGS the main graph's large initializers are not
+ *                   constants but trailing arguments of @main, each with
+ *                   the argument attributes {O2M_WEIGHT_ARG_ATTR =
+ *                   "<initializer name>", bufferization.writable = false};
+ *                   the caller passes the model's own data for them, so
+ *                   weights are never compiled into the code. */
 enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4, O2M_JIT_PROFILE = 8, O2M_JIT_DNNL = 16, O2M_JIT_KERNELS = 32 };
-/* O2M_JIT_KERNELS: the executor's own C kernels (exec_kernels.c), for ops
- * whose Linalg form is slow: a float32 TopK is one call of
- * O2M_TOPK_CALL(x, values, indices, axis, largest) on unranked buffers
- * (n log n along the axis instead of the generics' n^2). */
-#define O2M_TOPK_CALL "o2m_topk_f32"
-/* A float32 NonMaxSuppression: count = O2M_NMS_CALL(boxes, scores, rows,
- * max_out, iou, score_threshold, has_threshold, center_point_box), rows of
- * [batch, class, box] written into a buffer with room for all. */
-#define O2M_NMS_CALL "o2m_nms_f32"
-/* O2M_JIT_DNNL: the executor has oneDNN's convolutions (exec_dnnl.c): the
- * float32 2-D convolutions of the main graph run channels last
- * (o2m_layout_channels_last) as com.microsoft NhwcFusedConv nodes, each a
- * call of O2M_DNNL_CONV_CALL on buffers (lower_dnnl_conv.c). */
-#define O2M_DNNL_CONV_CALL "o2m_dnnl_conv2d"
-#define O2M_DNNL_POOL_CALL "o2m_dnnl_max_pool2d" /* com.microsoft NhwcMaxPool */
-/* O2M_JIT_PROFILE: @main calls `void O2M_PROFILE_FN(i32 i)` before its
- * first node (i = -1) and after the code of each node i of the main graph
- * (its index in the graph's node list), so that the executor can time
- * each node (`run --profile`). */
-#define O2M_PROFILE_FN "onnx2mlir_profile"
-/* O2M_JIT_WEIGHT_ARGS: the main graph's large initializers are not
- * constants but trailing arguments of @main, each with the argument
- * attributes {O2M_WEIGHT_ARG_ATTR = "<initializer name>",
- * bufferization.writable = false}; the executor passes the model's own
- * data for them, so weights are never compiled into the code. */
 #define O2M_WEIGHT_ARG_ATTR "onnx2mlir.weight"
-#define O2M_SGEMM_CALL "o2m_sgemm"
-#define O2M_SGEMM_BATCHED_CALL "o2m_sgemm_batched"
-/* C [M, N] += A [M, K] W^T for W [N, K]: a MatMul whose B is a Transpose
- * of a 2-D value (Gemm's transB), read in place. */
-#define O2M_SGEMM_BT_CALL "o2m_sgemm_bt"
 
 /* Builds the Linalg module in `mc` (whose dialects it loads) without
  * printing it: `func.func @main` takes the runtime inputs and returns the

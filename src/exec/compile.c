@@ -5,7 +5,9 @@
  * the large initializers as arguments, its object code (exec_object.c),
  * the weights written once into a blob the wrapper assembles in, the
  * header and the wrapper (compile_source.c), then the system's C compiler
- * to build the wrapper and link. Only the interface's functions are left
+ * to build the wrapper and link it with the runtime (src/runtime, whose
+ * kernels the code calls: libonnx2mlir_rt.a linked in, or the shared
+ * libonnx2mlir_rt.so.0). Only the interface's functions are left
  * global (a version script for a .so, objcopy for a .o), so that several
  * compiled models can share a program. Nothing is written to the output
  * paths unless every step succeeded.
@@ -14,6 +16,7 @@
 #define _GNU_SOURCE /* mkdtemp */
 #endif
 #include <ctype.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -233,10 +236,35 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Builds the wrapper and links it with the model's objects into `output`. */
+/* The folder holding the runtime (libonnx2mlir_rt.a and .so.0): where
+ * ONNX2MLIR_RUNTIME_DIR says, else the folder of the library holding this
+ * code (the build tree, <prefix>/lib) or its parent (the CLI's plugin in
+ * <prefix>/lib/onnx2mlir). */
+static o2m_status runtime_dir(char *out, size_t size, o2m_diag *diag) {
+  const char *given = getenv("ONNX2MLIR_RUNTIME_DIR");
+  Dl_info info;
+  char here[PATH_MAX] = "";
+  if (given && *given) snprintf(here, sizeof(here), "%s", given);
+  else if (dladdr((void *)(uintptr_t)runtime_dir, &info) && info.dli_fname && realpath(info.dli_fname, here)) {
+    char *slash = strrchr(here, '/');
+    if (slash) *slash = '\0';
+  }
+  const char *tries[2] = {"%s", "%s/.."};
+  for (int i = 0; here[0] && i < (given && *given ? 1 : 2); i++) {
+    char dir[PATH_MAX + 8], archive[PATH_MAX + 40];
+    snprintf(dir, sizeof(dir), tries[i], here);
+    snprintf(archive, sizeof(archive), "%s/libonnx2mlir_rt.a", dir);
+    if (access(archive, R_OK) == 0 && realpath(dir, out) && strlen(out) < size) return O2M_OK;
+  }
+  return o2m_fail(diag, O2M_ERR_IO, "cannot find the runtime (libonnx2mlir_rt.a) beside %s%s", here[0] ? here : "onnx2mlir",
+                  given && *given ? " (ONNX2MLIR_RUNTIME_DIR)" : "; set ONNX2MLIR_RUNTIME_DIR to its folder");
+}
+
+/* Builds the wrapper and links it with the model's objects and the
+ * runtime (its archive, or its shared library) into `output`. */
 static o2m_status build_library(workdir *w, const compile_plan *p, const char *cc, const char *wrapper,
-                                const char *const *model_objects, int n_objects, const char *output,
-                                o2m_diag *diag) {
+                                const char *const *model_objects, int n_objects, const char *runtime,
+                                int shared_runtime, const char *output, o2m_diag *diag) {
   const char *log = workdir_file(w, "tool.log"), *wrapper_object = workdir_file(w, "wrapper.o");
   const char *exports = workdir_file(w, "exports");
   if (!log || !wrapper_object || !exports) return o2m_fail(diag, O2M_ERR_INTERNAL, "too many temporary files");
@@ -258,7 +286,11 @@ static o2m_status build_library(workdir *w, const compile_plan *p, const char *c
   snprintf(script, sizeof(script), "-Wl,--version-script=%s", exports);
   const char *combined = shared ? NULL : workdir_file(w, "combined.o");
   if (!shared && !combined) return o2m_fail(diag, O2M_ERR_INTERNAL, "too many temporary files");
-  char *args[16 + EXEC_MAX_UNITS];
+  char archive[PATH_MAX + 40], search[PATH_MAX + 8], rpath[PATH_MAX + 40];
+  snprintf(archive, sizeof(archive), "%s/libonnx2mlir_rt.a", runtime);
+  snprintf(search, sizeof(search), "-L%s", runtime);
+  snprintf(rpath, sizeof(rpath), "-Wl,-rpath,$ORIGIN:%s", runtime);
+  char *args[24 + EXEC_MAX_UNITS];
   int n = 0;
   args[n++] = (char *)cc;
   args[n++] = shared ? "-shared" : "-r";
@@ -266,7 +298,10 @@ static o2m_status build_library(workdir *w, const compile_plan *p, const char *c
   args[n++] = (char *)(shared ? output : combined);
   args[n++] = (char *)wrapper_object;
   for (int i = 0; i < n_objects; i++) args[n++] = (char *)model_objects[i];
-  if (shared) args[n++] = script, args[n++] = "-Wl,-z,noexecstack", args[n++] = "-lm";
+  if (!shared_runtime) args[n++] = archive; /* the members the code calls */
+  else if (shared) args[n++] = search, args[n++] = "-l:libonnx2mlir_rt.so.0", args[n++] = rpath;
+  if (shared)
+    args[n++] = script, args[n++] = "-Wl,-z,noexecstack", args[n++] = "-ldl", args[n++] = "-lpthread", args[n++] = "-lm";
   args[n] = NULL;
   if ((s = run_tool(args, log, diag)) || shared) return s;
   char keep[600];
@@ -315,7 +350,12 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
   }
   MlirContext mc = o2m_exec_context_create();
   MlirModule module = {NULL};
-  if (!s) s = o2m_emit_linalg_module_io(model, mc, O2M_JIT | O2M_JIT_WEIGHT_ARGS, NULL, NULL, &module, diag);
+  /* the JIT's routes into the runtime's kernels, whichever the process
+   * that runs the library finds (loops for the rest) */
+  int flags = O2M_JIT | O2M_JIT_WEIGHT_ARGS | O2M_JIT_SGEMM | O2M_JIT_KERNELS | (o2m_rt_dnnl_built() ? O2M_JIT_DNNL : 0);
+  char runtime[PATH_MAX];
+  if (!s) s = runtime_dir(runtime, sizeof(runtime), diag);
+  if (!s) s = o2m_emit_linalg_module_io(model, mc, flags, NULL, NULL, &module, diag);
   if (!s) s = o2m_exec_verify(module, diag);
   exec_signature sig;
   exec_blob objects[EXEC_MAX_UNITS];
@@ -336,7 +376,8 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
   if (!s) s = make_plan(model, &sig, blob, &arena, &plan, diag);
   if (!s) s = write_text(header, &plan, NULL, diag);
   if (!s) s = write_text(wrapper, &plan, header_name, diag);
-  if (!s) s = build_library(&w, &plan, cc, wrapper, object_files, n_objects, built, diag);
+  if (!s)
+    s = build_library(&w, &plan, cc, wrapper, object_files, n_objects, runtime, options->shared_runtime, built, diag);
   if (!s && options->header) s = write_text(options->header, &plan, NULL, diag);
   if (!s && options->weights) s = move_file(blob, options->weights, diag);
   if (!s) s = move_file(built, output, diag);

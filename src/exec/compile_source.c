@@ -8,9 +8,11 @@
  * a call makes before it reaches the generated code (counts, dtypes,
  * ranks, fixed dims, dims that share a symbol), the hand-over of result
  * buffers, the weights assembled into the library (or mapped from a file
- * of their own, compile --weights), and the two helpers
- * the generated code calls: memrefCopy (MLIR's strided copy) and
- * onnx2mlir_branch_failed (a branch that could not be compiled).
+ * of their own, compile --weights), and the call itself: guarded by the
+ * runtime (a branch that could not be compiled stops it) with the model
+ * named as the owner of the runtime's per-model state (oneDNN's
+ * primitives and packed weights). Everything else the generated code
+ * calls is the runtime's (src/runtime, linked with the library).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -287,21 +289,12 @@ static const char embedded_weights_text[] =
 static const char runtime_text[] =
     "#define CONSTANT_ALLOCATED ((void *)(uintptr_t)0xdeadbeef) /* memref.get_global's */\n"
     "\n"
-    "/* MLIR's memref.copy between views of any layout: (rank, descriptor). */\n"
-    "typedef struct unranked { int64_t rank; int64_t *desc; } unranked;\n"
-    "static int row_major(const int64_t *sizes, const int64_t *strides, int64_t rank) {\n"
-    "  int64_t want = 1;\n"
-    "  for (int64_t k = rank - 1; k >= 0; k--) {\n"
-    "    if (sizes[k] != 1 && strides[k] != want) return 0;\n"
-    "    want *= sizes[k];\n"
-    "  }\n"
-    "  return 1;\n"
-    "}\n"
+    "/* Copies a strided view into dense memory (the results). */\n"
     "static void copy_strided(int64_t esize, int64_t rank, const int64_t *sizes, const char *src,\n"
     "                         const int64_t *src_strides, char *dst, const int64_t *dst_strides) {\n"
     "  int64_t count = 1, inner = rank, run = 1;\n"
     "  for (int64_t k = 0; k < rank; k++) count *= sizes[k];\n"
-    "  if (count == 0 || (src == dst && memcmp(src_strides, dst_strides, (size_t)rank * sizeof(int64_t)) == 0)) return;\n"
+    "  if (count == 0) return;\n"
     "  /* the innermost dims both views hold contiguously: one run */\n"
     "  while (inner > 0 && (sizes[inner - 1] == 1 || (src_strides[inner - 1] == run && dst_strides[inner - 1] == run)))\n"
     "    run *= sizes[--inner];\n"
@@ -312,22 +305,17 @@ static const char runtime_text[] =
     "      rest /= sizes[k];\n"
     "      s += i * src_strides[k], d += i * dst_strides[k];\n"
     "    }\n"
-    "    memmove(dst + d * esize, src + s * esize, (size_t)(run * esize));\n"
+    "    memcpy(dst + d * esize, src + s * esize, (size_t)(run * esize));\n"
     "  }\n"
     "}\n"
-    "void memrefCopy(int64_t esize, unranked *src, unranked *dst) {\n"
-    "  int64_t rank = src->rank, *s = src->desc, *d = dst->desc;\n"
-    "  copy_strided(esize, rank, s + 3, (char *)(intptr_t)s[1] + s[2] * esize, s + 3 + rank,\n"
-    "               (char *)(intptr_t)d[1] + d[2] * esize, d + 3 + rank);\n"
-    "}\n"
     "\n"
-    "/* A branch the compiler could not build calls this: the call stops. */\n"
-    "static _Thread_local jmp_buf *failure_jump;\n"
-    "void onnx2mlir_branch_failed(int32_t id) {\n"
-    "  (void)id;\n"
-    "  if (failure_jump) longjmp(*failure_jump, 1);\n"
-    "  abort();\n"
-    "}\n"
+    "/* The runtime (src/runtime/runtime.h): the guarded call, and the owner of\n"
+    " * the per-model state its kernels keep. */\n"
+    "int o2m_rt_guarded_call(void (*fn)(void **), void **args);\n"
+    "const void *o2m_rt_set_owner(const void *owner);\n"
+    "void o2m_rt_free(void *p);\n"
+    "static const char model_owner = 0;\n"
+    "static void call_packed(void **p) { call_entry(p[0], (void **)p[1]); }\n"
     "\n"
     "static void describe(int64_t *d, void *data, int rank, const int64_t *dims) {\n"
     "  d[0] = d[1] = (int64_t)(intptr_t)data;\n"
@@ -376,8 +364,9 @@ static const char runtime_text[] =
     "  return 1;\n"
     "}\n"
     "\n"
-    "/* Hands each result over: its buffer when the generated code allocated it\n"
-    " * row-major, else a copy; frees what is not handed over. */\n"
+    "/* Copies each result out into memory of malloc's (what NAME_free_outputs\n"
+    " * frees) and gives the buffers the generated code allocated back to the\n"
+    " * runtime's allocator, which keeps them for the next call. */\n"
     "static int take_results(const onnx2mlir_tensor *inputs, int64_t *results, onnx2mlir_tensor *outputs) {\n"
     "  void *to_free[N_OUT + 1];\n"
     "  int n_free = 0, status = ONNX2MLIR_OK;\n"
@@ -390,13 +379,7 @@ static const char runtime_text[] =
     "    onnx2mlir_tensor *t = &outputs[i];\n"
     "    t->dtype = out_dtype[i], t->rank = rank, t->data = NULL;\n"
     "    for (int k = 0; k < rank; k++) count *= (t->dims[k] = r[3 + k]);\n"
-    "    int mine = owned(allocated, inputs, results, i);\n"
-    "    int whole = r[2] == 0 && (void *)start == allocated && row_major(r + 3, r + 3 + rank, rank);\n"
-    "    if (count && mine && whole) {\n"
-    "      t->data = allocated;\n"
-    "      continue;\n"
-    "    }\n"
-    "    if (mine) to_free[n_free++] = allocated;\n"
+    "    if (owned(allocated, inputs, results, i)) to_free[n_free++] = allocated;\n"
     "    if (!count) continue;\n"
     "    if (!(t->data = malloc((size_t)(count * esize)))) {\n"
     "      status = ONNX2MLIR_ERR_NOMEM;\n"
@@ -406,7 +389,7 @@ static const char runtime_text[] =
     "    for (int k = rank - 1; k >= 0; k--) strides[k] = stride, stride *= t->dims[k];\n"
     "    copy_strided(esize, rank, r + 3, start, r + 3 + rank, t->data, strides);\n"
     "  }\n"
-    "  for (int k = 0; k < n_free; k++) free(to_free[k]);\n"
+    "  for (int k = 0; k < n_free; k++) o2m_rt_free(to_free[k]);\n"
     "  if (status != ONNX2MLIR_OK)\n"
     "    for (int i = 0; i < N_OUT; i++) free(outputs[i].data), outputs[i].data = NULL;\n"
     "  return status;\n"
@@ -429,15 +412,14 @@ static const char runtime_text[] =
     "  const int64_t *wd = weight_dims;\n"
     "  for (int i = 0; i < N_WEIGHTS; wd += weight_rank[i], d += 3 + 2 * weight_rank[i], i++)\n"
     "    describe(d, (void *)(o2m_weights + weight_offset[i]), weight_rank[i], wd), args[N_IN + i] = d;\n"
-    "  jmp_buf jump, *outer = failure_jump;\n"
-    "  failure_jump = &jump;\n"
-    "  if (setjmp(jump)) {\n"
-    "    failure_jump = outer;\n"
+    "  void *packed[2] = {results, args};\n"
+    "  const void *owner = o2m_rt_set_owner(&model_owner);\n"
+    "  int failed = o2m_rt_guarded_call(call_packed, packed);\n"
+    "  o2m_rt_set_owner(owner);\n"
+    "  if (failed >= 0) {\n"
     "    free(words), free(args);\n"
     "    return ONNX2MLIR_ERR_BRANCH; /* what that call had allocated is lost */\n"
     "  }\n"
-    "  call_entry(results, args);\n"
-    "  failure_jump = outer;\n"
     "  status = take_results(inputs, results, outputs);\n"
     "  free(words), free(args);\n"
     "  return status;\n"
@@ -452,7 +434,7 @@ static const char runtime_text[] =
 
 int compile_write_wrapper(FILE *out, const compile_plan *p, const char *header_name) {
   fprintf(out, "/* the wrapper of %s's compiled entry, written by onnx2mlir %s */\n", p->name, O2M_VERSION_STRING);
-  fputs("#include <setjmp.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n", out);
+  fputs("#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n", out);
   fputs("#include ", out);
   c_string(out, header_name);
   fprintf(out, "\n#define MODEL(f) %s_##f\n", p->name);

@@ -1,23 +1,16 @@
-/* exec_blas.c - float32 matrix products through BLAS (OpenBLAS's
- * cblas_sgemm, loaded at run time) instead of the JIT's plain loops.
+/* exec_blas.c - float32 matrix products as calls of the runtime's kernels
+ * (src/runtime/rt_blas.c, rt_dnnl.c) instead of the JIT's plain loops.
  *
- * Owns: finding BLAS (libopenblas.so.0, one thread; none: the products
- * stay loops), the rewrite of float32 linalg.matmul and
+ * Owns: the rewrite of float32 linalg.matmul and
  * linalg.batch_matmul (the Linalg emitter writes them for the JIT, emit.h
  * O2M_JIT_SGEMM; upstream tosa-to-linalg too) into calls once the module
- * is on buffers, and the kernels those calls reach. Such an op computes
- * C += A B on memrefs A [M, K], B [K, N] (or W [N, K] read transposed),
- * C [M, N] (or with a leading batch dim on all three); the call passes
- * them as strided memref descriptors
- * (llvm.emit_c_interface), so any row stride works; a view whose rows are
- * not contiguous goes through cblas's transpose, else a plain loop.
- * A 2-D product whose B is a weight goes to oneDNN's matmul instead when
- * it is there (exec_dnnl.c: B packed once per loaded model).
- * ONNX2MLIR_NO_BLAS=1 in the environment turns BLAS off (for comparison).
- * Loading BLAS may set OPENBLAS_CORETYPE in the process (choose_kernels).
+ * is on buffers (rt_abi.h's O2M_SGEMM_CALL and kin, strided memref
+ * descriptors through llvm.emit_c_interface); a 2-D product whose B is a
+ * weight calls oneDNN's packed matmul instead. For the JIT the calls go
+ * to the kernels this process found (BLAS, oneDNN); for a library to all
+ * of them (EXEC_KERNELS_ALL: its runtime finds its own, loops without).
+ * Also upstream's im2col transform of TOSA's NHWC convolutions.
  */
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,130 +22,15 @@
 
 #include "emit/emit.h"
 #include "exec/exec_internal.h"
+#include "runtime/runtime.h"
 #include "util/diag.h"
-
-/* ---- BLAS ------------------------------------------------------------------ */
-
-enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
-typedef void (*sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
-                         int lda, const float *b, int ldb, float beta, float *c, int ldc);
-
-static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-static sgemm_fn sgemm;
-
-/* OpenBLAS picks its kernels by the CPU's model name, which virtual
- * machines often hide ("Intel Xeon Processor"): it then falls back to its
- * SSE3 kernels, 2.5x slower here than its AVX-512 ones. Unless the user
- * chose (OPENBLAS_CORETYPE), the kernel family goes by the features the
- * CPU reports; OpenBLAS reads the variable when it is loaded. */
-static void choose_kernels(void) {
-  if (getenv("OPENBLAS_CORETYPE")) return;
-  __builtin_cpu_init();
-  const char *core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                             __builtin_cpu_supports("avx512vl")
-                         ? "SkylakeX"
-                     : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "Haswell"
-                                                                                      : NULL;
-  if (core) setenv("OPENBLAS_CORETYPE", core, 0);
-}
-
-static void find_blas(void) {
-  const char *off = getenv("ONNX2MLIR_NO_BLAS");
-  if (off && *off && strcmp(off, "0") != 0) return;
-  choose_kernels();
-  void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return;
-  void (*set_threads)(int) = (void (*)(int))(uintptr_t)dlsym(lib, "openblas_set_num_threads");
-  if (set_threads) set_threads(1); /* one thread, as the rest of the generated code */
-  sgemm = (sgemm_fn)(uintptr_t)dlsym(lib, "cblas_sgemm");
-}
-
-int exec_blas_available(void) {
-  pthread_once(&blas_once, find_blas);
-  return sgemm != NULL;
-}
-
-/* ---- the kernels ------------------------------------------------------------- */
-
-#define NBT_CALL "o2m_sgemm_nbt" /* batched A and C, one transposed B */
-
-typedef EXEC_F32_MEMREF(2) memref2;
-typedef EXEC_F32_MEMREF(3) memref3;
-
-/* A [m, k] operand's BLAS form: its transpose flag and leading dim, or 0
- * when its rows and columns are both strided. */
-static int blas_layout(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, int *trans, int *ld) {
-  if (col_stride == 1 && row_stride >= (cols > 1 ? cols : 1) && row_stride <= INT32_MAX) {
-    *trans = NO_TRANS, *ld = (int)row_stride;
-    return 1;
-  }
-  if (row_stride == 1 && col_stride >= (rows > 1 ? rows : 1) && col_stride <= INT32_MAX) {
-    *trans = TRANS, *ld = (int)col_stride;
-    return 1;
-  }
-  return 0;
-}
-
-/* C += A B for one matrix of each (pointers at element 0, strides in
- * elements). */
-void exec_blas_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
-                    const int64_t *sb, float *c, const int64_t *sc) {
-  if (m == 0 || n == 0 || k == 0) return;
-  int ta, tb, lda, ldb;
-  if (sgemm && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && sc[1] == 1 && sc[0] >= n &&
-      sc[0] <= INT32_MAX && blas_layout(m, k, sa[0], sa[1], &ta, &lda) && blas_layout(k, n, sb[0], sb[1], &tb, &ldb)) {
-    sgemm(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0f, a, lda, b, ldb, 1.0f, c, (int)sc[0]);
-    return;
-  }
-  for (int64_t i = 0; i < m; i++)
-    for (int64_t p = 0; p < k; p++) {
-      float x = a[i * sa[0] + p * sa[1]];
-      for (int64_t j = 0; j < n; j++) c[i * sc[0] + j * sc[1]] += x * b[p * sb[0] + j * sb[1]];
-    }
-}
-
-static void ciface_sgemm(memref2 *a, memref2 *b, memref2 *c) {
-  exec_blas_gemm(c->sizes[0], c->sizes[1], a->sizes[1], a->aligned + a->offset, a->strides, b->aligned + b->offset,
-       b->strides, c->aligned + c->offset, c->strides);
-}
-
-/* C += A W^T: W [N, K] read as B [K, N] through swapped strides. */
-static void ciface_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) {
-  const int64_t sb[2] = {w->strides[1], w->strides[0]};
-  exec_blas_gemm(c->sizes[0], c->sizes[1], a->sizes[1], a->aligned + a->offset, a->strides, w->aligned + w->offset, sb,
-       c->aligned + c->offset, c->strides);
-}
-
-/* C [n] += A [n] W^T for each n: A [N, M, K], W [F, K], C [N, M, F] (the
- * product upstream's convert_conv2d_to_img2col makes of an NHWC
- * convolution). */
-static void ciface_sgemm_nbt(memref3 *a, memref2 *w, memref3 *c) {
-  const int64_t sb[2] = {w->strides[1], w->strides[0]};
-  for (int64_t i = 0; i < c->sizes[0]; i++)
-    exec_blas_gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
-         w->aligned + w->offset, sb, c->aligned + c->offset + i * c->strides[0], c->strides + 1);
-}
-
-static void ciface_sgemm_batched(memref3 *a, memref3 *b, memref3 *c) {
-  for (int64_t i = 0; i < c->sizes[0]; i++)
-    exec_blas_gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
-         b->aligned + b->offset + i * b->strides[0], b->strides + 1, c->aligned + c->offset + i * c->strides[0],
-         c->strides + 1);
-}
-
-int exec_blas_symbols(exec_symbol *out) {
-  out[0] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_CALL, (void *)(uintptr_t)ciface_sgemm};
-  out[1] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_BATCHED_CALL, (void *)(uintptr_t)ciface_sgemm_batched};
-  out[2] = (exec_symbol){"_mlir_ciface_" O2M_SGEMM_BT_CALL, (void *)(uintptr_t)ciface_sgemm_bt};
-  out[3] = (exec_symbol){"_mlir_ciface_" NBT_CALL, (void *)(uintptr_t)ciface_sgemm_nbt};
-  return 4;
-}
 
 /* ---- the rewrite ------------------------------------------------------------- */
 
 enum { MAX_CALLS = 4096 };
 
 typedef struct products {
+  exec_kernels kernels;
   int n;
   MlirOperation ops[MAX_CALLS];
   const char *calls[MAX_CALLS]; /* call_of(ops[i]) */
@@ -218,16 +96,18 @@ static int is_weight_buffer(MlirValue v) {
          !mlirAttributeIsNull(mlirDictionaryAttrGetElementByName(dict, str(O2M_WEIGHT_ARG_ATTR)));
 }
 
-static const char *call_of(MlirOperation op) {
-  if (exec_op_named(op, "linalg.generic") && exec_blas_available() && is_img2col_product(op)) {
+static const char *call_of(MlirOperation op, exec_kernels kernels) {
+  int blas = kernels == EXEC_KERNELS_ALL || o2m_rt_blas_available();
+  int dnnl = kernels == EXEC_KERNELS_ALL ? o2m_rt_dnnl_built() : o2m_rt_dnnl_available();
+  if (exec_op_named(op, "linalg.generic") && blas && is_img2col_product(op)) {
     for (int k = 0; k < 3; k++) {
       MlirType t = mlirValueGetType(mlirOperationGetOperand(op, k));
       if (!mlirTypeIsAMemRef(t) || !mlirTypeIsAF32(mlirShapedTypeGetElementType(t))) return NULL;
     }
-    return NBT_CALL;
+    return O2M_SGEMM_NBT_CALL;
   }
   int plain = exec_op_named(op, "linalg.matmul"), batched = exec_op_named(op, "linalg.batch_matmul");
-  if ((!plain && !batched) || !exec_blas_available() || mlirOperationGetNumOperands(op) != 3) return NULL;
+  if ((!plain && !batched) || !blas || mlirOperationGetNumOperands(op) != 3) return NULL;
   static const char *const maps_of[3] = {
       "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "
       "affine_map<(d0, d1, d2) -> (d0, d1)>]",
@@ -242,17 +122,17 @@ static const char *call_of(MlirOperation op) {
   MlirAttribute maps = mlirOperationGetAttributeByName(op, str("indexing_maps"));
   MlirContext ctx = mlirOperationGetContext(op);
   /* a weight B goes to oneDNN, packed once (exec_dnnl.c) */
-  int packed = plain && exec_dnnl_available() && is_weight_buffer(mlirOperationGetOperand(op, 1));
+  int packed = plain && dnnl && is_weight_buffer(mlirOperationGetOperand(op, 1));
   if (mlirAttributeIsNull(maps) || mlirAttributeEqual(maps, mlirAttributeParseGet(ctx, str(maps_of[batched]))))
-    return batched ? O2M_SGEMM_BATCHED_CALL : packed ? EXEC_DNNL_SGEMM_CALL : O2M_SGEMM_CALL;
+    return batched ? O2M_SGEMM_BATCHED_CALL : packed ? O2M_DNNL_SGEMM_CALL : O2M_SGEMM_CALL;
   if (plain && mlirAttributeEqual(maps, mlirAttributeParseGet(ctx, str(maps_of[2]))))
-    return packed ? EXEC_DNNL_SGEMM_BT_CALL : O2M_SGEMM_BT_CALL;
+    return packed ? O2M_DNNL_SGEMM_BT_CALL : O2M_SGEMM_BT_CALL;
   return NULL;
 }
 
 static MlirWalkResult find_products(MlirOperation op, void *user) {
   products *t = user;
-  const char *call = t->n < MAX_CALLS ? call_of(op) : NULL;
+  const char *call = t->n < MAX_CALLS ? call_of(op, t->kernels) : NULL;
   if (call) t->ops[t->n] = op, t->calls[t->n++] = call;
   return MlirWalkResultAdvance;
 }
@@ -308,9 +188,9 @@ static MlirWalkResult find_nhwc_conv(MlirOperation op, void *user) {
   return MlirWalkResultInterrupt;
 }
 
-o2m_status exec_convs_to_products(MlirModule module, o2m_diag *diag) {
+o2m_status exec_convs_to_products(MlirModule module, exec_kernels kernels, o2m_diag *diag) {
   int any = 0;
-  if (!exec_blas_available()) return O2M_OK;
+  if (kernels != EXEC_KERNELS_ALL && !o2m_rt_blas_available()) return O2M_OK;
   mlirOperationWalk(mlirModuleGetOperation(module), find_nhwc_conv, &any, MlirWalkPreOrder);
   if (!any) return O2M_OK;
   MlirContext ctx = mlirModuleGetContext(module);
@@ -334,10 +214,11 @@ o2m_status exec_convs_to_products(MlirModule module, o2m_diag *diag) {
   return s;
 }
 
-o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag) {
+o2m_status exec_lower_blas_calls(MlirModule module, exec_kernels kernels, int *count, o2m_diag *diag) {
   *count = 0;
   products *t = calloc(1, sizeof(*t));
   if (!t) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  t->kernels = kernels;
   mlirOperationWalk(mlirModuleGetOperation(module), find_products, t, MlirWalkPreOrder);
   MlirContext ctx = mlirModuleGetContext(module);
   MlirType strided[4] = {{NULL}, {NULL},

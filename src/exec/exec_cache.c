@@ -286,9 +286,9 @@ int exec_jit_load(const exec_blob *objects, int n_objects, const char *entry, vo
   int bad = consume(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&process, LLVMOrcLLJITGetGlobalPrefix(jit),
                                                                          NULL, NULL));
   if (!bad) LLVMOrcJITDylibAddGenerator(lib, process);
-  exec_symbol symbols[EXEC_MAX_SYMBOLS];
-  LLVMOrcCSymbolMapPair pairs[EXEC_MAX_SYMBOLS];
-  int n = exec_runtime_symbols(symbols);
+  o2m_rt_symbol symbols[O2M_RT_MAX_SYMBOLS];
+  LLVMOrcCSymbolMapPair pairs[O2M_RT_MAX_SYMBOLS];
+  int n = o2m_rt_symbols(symbols);
   for (int i = 0; i < n; i++)
     pairs[i] = (LLVMOrcCSymbolMapPair){LLVMOrcLLJITMangleAndIntern(jit, symbols[i].name),
                                        {(LLVMOrcExecutorAddress)(uintptr_t)symbols[i].address,

@@ -17,6 +17,7 @@
 struct LLVMOpaqueModule;
 
 #include "exec/exec.h"
+#include "runtime/runtime.h"
 
 /* One argument or result of the entry function: a ranked tensor. */
 typedef struct exec_arg {
@@ -38,23 +39,6 @@ static inline int exec_op_named(MlirOperation op, const char *name) {
   return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
 }
 
-/* A function of the executor that generated code calls, by its symbol. */
-typedef struct exec_symbol {
-  const char *name;
-  void *address;
-} exec_symbol;
-
-/* Every such function (memrefCopy, the BLAS kernels, the branch
- * failure); returns how many (at most EXEC_MAX_SYMBOLS). */
-enum { EXEC_MAX_SYMBOLS = 16 };
-int exec_runtime_symbols(exec_symbol *out);
-
-/* The per-node profile (exec_profile.c): O2M_PROFILE_FN, and its sums
- * (ms per node index) between exec_profile_begin and exec_profile_end. */
-exec_symbol exec_profile_symbol(void);
-int exec_profile_begin(int n_nodes);
-const double *exec_profile_sums(void);
-void exec_profile_end(void);
 
 /* What the entry function takes and returns (exec_signature.c). */
 typedef struct exec_signature {
@@ -128,13 +112,18 @@ typedef struct exec_errors {
 void exec_capture_begin(exec_errors *errors, MlirContext ctx);
 void exec_capture_end(exec_errors *errors);
 
+/* Which of the runtime's kernels the products call: those this process
+ * found (the JIT), or all (a library: its process finds its own and runs
+ * loops for what it lacks). */
+typedef enum exec_kernels { EXEC_KERNELS_FOUND = 0, EXEC_KERNELS_ALL } exec_kernels;
+
 /* Lowers a verified Linalg-on-tensors module to the LLVM dialect in place
  * (bufferization, deallocation, loops, then LLVM), timing each pass into
  * `times` (may be NULL). With blas_calls, the
  * float32 products become BLAS calls (exec_blas.c) and *blas_calls
  * counts them; NULL keeps every product in loops. */
-o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, int *blas_calls, o2m_compile_times *times,
-                              o2m_diag *diag);
+o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, exec_kernels kernels, int *blas_calls,
+                              o2m_compile_times *times, o2m_diag *diag);
 
 /* Cuts @entry's body (on buffers) into up to n_parts consecutive parts,
  * each a function @<entry>_part<i> that @entry calls, when the body holds
@@ -152,12 +141,6 @@ typedef struct exec_branch_failures {
 } exec_branch_failures;
 o2m_status exec_read_branch_failures(MlirModule module, o2m_arena *arena,
                                      exec_branch_failures *out, o2m_diag *diag);
-/* The function O2M_BRANCH_FAILED_FN such a branch calls. */
-exec_symbol exec_branch_failed_symbol(void);
-/* Calls fn(args). Returns -1 when the call returned, else the id a failing
- * branch passed: the call was stopped there (the buffers the generated
- * code had allocated in that call are lost). */
-int exec_guarded_call(void (*fn)(void **), void **args);
 
 /* ---- compiled code on disk (exec_cache.c) ----------------------------- */
 
@@ -193,60 +176,22 @@ uint64_t exec_cache_limit(void);
 void exec_cache_prune(const char *dir, const char *keep, uint64_t limit);
 void exec_cache_touch(const char *entry_file);
 
-/* The strided memref descriptor of a float32 buffer of `rank` dims, as
- * llvm.emit_c_interface passes it to the kernels. */
-#define EXEC_F32_MEMREF(rank)          \
-  struct {                             \
-    float *allocated, *aligned;        \
-    int64_t offset, sizes[rank], strides[rank]; \
-  }
+/* ---- products as calls of the runtime's kernels (exec_blas.c) -------- */
 
-/* ---- float32 matrix products through BLAS (exec_blas.c) -------------- */
-
-/* Whether BLAS was found (libopenblas.so.0; not when ONNX2MLIR_NO_BLAS is
- * set): the Linalg emitter then tags float32 products (O2M_JIT_SGEMM). */
-int exec_blas_available(void);
-/* On a bufferized module: every tagged linalg.generic becomes a call of
- * its kernel (memref.cast to strided memrefs, func.call, the private
- * declaration with llvm.emit_c_interface); *count receives how many. */
-o2m_status exec_lower_blas_calls(MlirModule module, int *count, o2m_diag *diag);
+/* On a bufferized module: every float32 product (linalg.matmul,
+ * linalg.batch_matmul, the im2col contraction) becomes a call of its
+ * kernel in the runtime (memref.cast to strided memrefs, func.call, the
+ * private declaration with llvm.emit_c_interface); *count receives how
+ * many. */
+o2m_status exec_lower_blas_calls(MlirModule module, exec_kernels kernels, int *count, o2m_diag *diag);
 /* Before bufferization: NHWC convolutions (upstream tosa-to-linalg's)
  * become an im2col gather and a product for BLAS, by upstream's
  * transform dialect (convert_conv2d_to_img2col); nothing without BLAS. */
-o2m_status exec_convs_to_products(MlirModule module, o2m_diag *diag);
+o2m_status exec_convs_to_products(MlirModule module, exec_kernels kernels, o2m_diag *diag);
 
 /* Upstream's elementwise fusion on tensors, the float products kept as
  * named ops for the kernels (exec_fusion.c). */
 o2m_status exec_fuse_elementwise(MlirModule module, o2m_diag *diag);
-/* The kernels the calls reach (four). */
-int exec_blas_symbols(exec_symbol *out);
-/* C [m, n] += A [m, k] B [k, n], strides in elements: BLAS, or loops
- * without it. */
-void exec_blas_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
-                    const int64_t *sb, float *c, const int64_t *sc);
-
-/* ---- float32 2-D convolutions through oneDNN (exec_dnnl.c) ----------- */
-
-/* Whether oneDNN was found (libdnnl.so.2; not when ONNX2MLIR_NO_DNNL is
- * set): the Linalg emitter then runs convolutions channels last as its
- * calls (O2M_JIT_DNNL). */
-int exec_dnnl_available(void);
-/* The kernels the calls reach (four, or none without oneDNN): the two of
- * the emitter's calls and those of float32 matrix products whose B is a
- * weight (exec_lower_blas_calls), C += A B and C += A W^T, packed once. */
-#define EXEC_DNNL_SGEMM_CALL "o2m_dnnl_sgemm"
-#define EXEC_DNNL_SGEMM_BT_CALL "o2m_dnnl_sgemm_bt"
-int exec_dnnl_symbols(exec_symbol *out);
-
-/* The executor's own kernels (exec_kernels.c, emit.h O2M_JIT_KERNELS);
- * returns how many. */
-int exec_kernel_symbols(exec_symbol *out);
-/* Names the loaded model whose code this thread runs now (its call sites
- * keep their primitives and reordered weights until released); returns
- * the one named before. */
-const void *exec_dnnl_set_owner(const void *owner);
-/* Frees what the call sites of `owner` keep. */
-void exec_dnnl_release(const void *owner);
 
 /* ---- element types and memref descriptors --------------------------- */
 
@@ -281,8 +226,6 @@ int exec_desc_borrowable(const o2m_tensor *t);
 /* Fills `desc` for t's dims over `data` (t's layout, not copied). */
 void exec_desc_view(const o2m_tensor *t, const void *data, exec_word *desc);
 
-/* memrefCopy (MLIR's strided copies), copying whole rows where it can. */
-exec_symbol exec_memref_copy_symbol(void);
 
 /* Copies the result described by `desc` (of signature `sig`) into a new
  * tensor in `arena`, in ONNX raw layout. */

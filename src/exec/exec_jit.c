@@ -7,8 +7,8 @@
  * (exec_units.c) into objects an ORC LLJIT links; else MLIR's
  * ExecutionEngine compiles the module whole. Both find MLIR's C runner
  * utilities (loaded from the directory of the libMLIR.so in use) for any
- * runtime function the lowering calls that the executor's own list,
- * exec_runtime_symbols, does not define. ONNX2MLIR_COMPILE_THREADS=N
+ * runtime function the lowering calls that the runtime's own list,
+ * o2m_rt_symbols (src/runtime), does not define. ONNX2MLIR_COMPILE_THREADS=N
  * limits the threads (1: the ExecutionEngine). Also: storing the compiled
  * code in the cache (exec_cache.c) or taking it from there, and the call
  * through the packed wrapper of
@@ -73,17 +73,6 @@ static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(
 
 /* ---- the engine -------------------------------------------------------- */
 
-int exec_runtime_symbols(exec_symbol *out) {
-  int n = 0;
-  out[n++] = exec_memref_copy_symbol();
-  out[n++] = exec_branch_failed_symbol();
-  out[n++] = exec_profile_symbol();
-  n += exec_blas_symbols(out + n);
-  n += exec_dnnl_symbols(out + n);
-  n += exec_kernel_symbols(out + n);
-  return n;
-}
-
 typedef struct lib_search {
   char path[4096];
 } lib_search;
@@ -118,8 +107,8 @@ static o2m_status create_engine(o2m_exec *e, MlirModule module, int opt_level, i
   if (mlirExecutionEngineIsNull(e->engine))
     return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "JIT compilation of @%s failed: %s", e->entry,
                     errors.text[0] ? errors.text : "the LLVM IR translation or code generation failed");
-  exec_symbol symbols[EXEC_MAX_SYMBOLS];
-  for (int i = 0, n = exec_runtime_symbols(symbols); i < n; i++)
+  o2m_rt_symbol symbols[O2M_RT_MAX_SYMBOLS];
+  for (int i = 0, n = o2m_rt_symbols(symbols); i < n; i++)
     mlirExecutionEngineRegisterSymbol(e->engine, str(symbols[i].name), symbols[i].address);
   mlirExecutionEngineInitialize(e->engine);
   char name[512];
@@ -166,7 +155,7 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
     s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   if (!s) s = exec_read_branch_failures(module, &e->arena, &e->failures, diag);
   int cores = exec_compile_threads();
-  if (!s) s = exec_lower_to_llvm(module, e->entry, exec_parts_for(cores), &e->blas_calls, &e->times, diag);
+  if (!s) s = exec_lower_to_llvm(module, e->entry, exec_parts_for(cores), EXEC_KERNELS_FOUND, &e->blas_calls, &e->times, diag);
   const char *dir = options ? options->cache_dir : NULL, *key = options ? options->cache_key : NULL;
   exec_blob objects[EXEC_MAX_UNITS];
   int n_objects = 0;
@@ -224,7 +213,7 @@ int o2m_exec_cache_state(const o2m_exec *exec) { return exec->cache; }
 
 void o2m_exec_free(o2m_exec *exec) {
   if (!exec) return;
-  exec_dnnl_release(exec);
+  o2m_rt_release(exec);
   if (!mlirExecutionEngineIsNull(exec->engine)) mlirExecutionEngineDestroy(exec->engine);
   exec_cache_release(exec->cached_jit);
   for (int i = 0; exec->weights && i < exec->sig.n_args; i++) free(exec->weights[i].copy);
@@ -270,7 +259,7 @@ static void free_results(const o2m_exec *e, exec_word *results, exec_word *input
     exec_word *before = results;
     for (int k = 0; !keep && k < i; before += exec_desc_words(e->sig.results[k].rank), k++)
       keep = before[0].ptr == p;
-    if (!keep) free(p);
+    if (!keep) o2m_rt_free(p);
   }
 }
 
@@ -336,9 +325,9 @@ o2m_status o2m_exec_call(o2m_exec *e, int n_inputs, const o2m_tensor *const *inp
   }
   void **args = slots + n;
   for (int k = 0; k < n; k++) args[k] = &slots[k];
-  const void *owner = exec_dnnl_set_owner(e);
-  int failed = s ? -1 : exec_guarded_call(e->call, args);
-  exec_dnnl_set_owner(owner);
+  const void *owner = o2m_rt_set_owner(e);
+  int failed = s ? -1 : o2m_rt_guarded_call(e->call, args);
+  o2m_rt_set_owner(owner);
   if (failed >= 0)
     s = o2m_fail(diag, O2M_ERR_INVALID, "%s",
                  failed < e->failures.n ? e->failures.messages[failed] : "a branch that cannot be built was taken");

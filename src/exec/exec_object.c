@@ -2,8 +2,8 @@
  * objects for the host, for `onnx2mlir compile` (src/exec/compile.c);
  * exec_llvm_object: one LLVM module's code.
  *
- * Owns: the lowering to the LLVM dialect without BLAS calls (the objects
- * must not need the executor), cut into units on every core as for the
+ * Owns: the lowering to the LLVM dialect with the calls of the runtime's
+ * kernels (libonnx2mlir_rt, which the library links), cut into units on every core as for the
  * JIT (exec_outline.c, exec_units.c), the read-only runtime inputs,
  * LLVM's optimisation pipeline (default<On>) and position-independent
  * code generation for the host CPU and its features (like -march=native).
@@ -104,6 +104,7 @@ o2m_status o2m_exec_write_objects(MlirModule module, const char *entry, int opt_
   if (s) return s;
   make_inputs_read_only(exec_find_entry(module, entry), sig);
   int threads = exec_compile_threads();
-  if ((s = exec_lower_to_llvm(module, entry, exec_parts_for(threads), NULL, NULL, diag))) return s;
+  int calls = 0; /* the runtime's kernels, whichever the running process finds */
+  if ((s = exec_lower_to_llvm(module, entry, exec_parts_for(threads), EXEC_KERNELS_ALL, &calls, NULL, diag))) return s;
   return exec_compile_units(module, entry, opt_level, threads, objects, n_objects, NULL, diag);
 }

@@ -111,7 +111,8 @@ static const struct {
     {"convert-complex-to-standard", "convert-complex-to-standard"},
     {"convert-math-to-llvm", "convert-math-to-llvm"},
     {"convert-math-to-libm", "convert-math-to-libm"},
-    {"finalize-memref-to-llvm", "finalize-memref-to-llvm"},
+    /* buffers from the runtime's allocator (rt_alloc.c), which keeps them for the next call */
+    {"finalize-memref-to-llvm", "finalize-memref-to-llvm{use-generic-functions=true}"},
     {"convert-arith-to-llvm", "convert-arith-to-llvm"},
     {"convert-index-to-llvm", "convert-index-to-llvm"},
     {"convert-complex-to-llvm", "convert-complex-to-llvm"},
@@ -159,7 +160,8 @@ static void record(o2m_compile_times *times, const char *name, double ms) {
   times->pass_ms[times->n_passes++] = ms;
 }
 
-o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, int *blas_calls, o2m_compile_times *times,
+o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, exec_kernels kernels, int *blas_calls,
+                              o2m_compile_times *times,
                               o2m_diag *diag) {
   double t_fuse = exec_now_ms();
   o2m_status fused = exec_fuse_elementwise(module, diag);
@@ -167,7 +169,7 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, i
   if (fused) return fused;
   if (blas_calls) {
     double t0 = exec_now_ms();
-    o2m_status s = exec_convs_to_products(module, diag);
+    o2m_status s = exec_convs_to_products(module, kernels, diag);
     record(times, "im2col transform", exec_now_ms() - t0);
     if (s) return s;
   }
@@ -180,7 +182,7 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, i
     if (!s && strcmp(lowering[i].name, "convert-bufferization-to-memref") == 0) {
       if (blas_calls) {
         t0 = exec_now_ms();
-        s = exec_lower_blas_calls(module, blas_calls, diag);
+        s = exec_lower_blas_calls(module, kernels, blas_calls, diag);
         record(times, "BLAS calls", exec_now_ms() - t0);
       }
       if (!s && parts > 1) {

@@ -26,8 +26,8 @@ static o2m_status build_linalg(o2m_model *model, MlirContext mc, int profile, co
   /* ONNX2MLIR_WEIGHTS_IN_CODE=1: weights compiled in as constants (for comparison) */
   const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
   int weight_args = !(in_code && *in_code && strcmp(in_code, "0") != 0) ? O2M_JIT_WEIGHT_ARGS : 0;
-  int flags = O2M_JIT | O2M_JIT_KERNELS | weight_args | (exec_blas_available() ? O2M_JIT_SGEMM : 0) |
-              (exec_dnnl_available() ? O2M_JIT_DNNL : 0) | (profile ? O2M_JIT_PROFILE : 0);
+  int flags = O2M_JIT | O2M_JIT_KERNELS | weight_args | (o2m_rt_blas_available() ? O2M_JIT_SGEMM : 0) |
+              (o2m_rt_dnnl_available() ? O2M_JIT_DNNL : 0) | (profile ? O2M_JIT_PROFILE : 0);
   return o2m_emit_linalg_module_io(model, mc, flags, inputs, outputs, out, diag);
 }
 
@@ -133,16 +133,16 @@ static o2m_status call_compiled(run_state *r, o2m_exec *exec, const char *entry,
   const o2m_tensor *const *all = inputs;
   if (!s) s = with_weights(exec, graph, n_inputs, inputs, arena, &n_all, &all, diag);
   int profile = r->options->profile && graph;
-  if (!s && profile && exec_profile_begin(graph->n_nodes)) s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  if (!s && profile && o2m_rt_profile_begin(graph->n_nodes)) s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   if (!s) s = call_repeated(r, exec, n_all, all, n, outs, arena, diag);
   if (!s && profile) {
     double *ms = o2m_arena_array(arena, (size_t)graph->n_nodes + 1, sizeof(double));
     if (!ms) s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-    for (int i = 0; ms && i < graph->n_nodes; i++) ms[i] = exec_profile_sums()[i] / r->timings.runs;
+    for (int i = 0; ms && i < graph->n_nodes; i++) ms[i] = o2m_rt_profile_sums()[i] / r->timings.runs;
     r->timings.node_ms = ms;
     r->timings.n_nodes = graph->n_nodes;
   }
-  if (profile) exec_profile_end();
+  if (profile) o2m_rt_profile_end();
   o2m_exec_free(exec);
   if (s) return s;
   if (r->options->timings) *r->options->timings = r->timings;
@@ -261,7 +261,7 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   o2m_tensor **outs = NULL;
   enter(&r, O2M_PHASE_EMIT);
   double t_key = exec_now_ms();
-  const char *key = run_cache_key(model, o, exec_blas_available() | exec_dnnl_available() << 1, n_inputs, inputs, arena);
+  const char *key = run_cache_key(model, o, o2m_rt_blas_available() | o2m_rt_dnnl_available() << 1, n_inputs, inputs, arena);
   o2m_exec *cached = NULL;
   if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, &cached) == O2M_OK) {
     /* the code is there (its "compile": hashing the model, loading the
@@ -334,7 +334,7 @@ o2m_status o2m_run_prepare(o2m_model *model, const o2m_run_options *options, int
   enter(&r, O2M_PHASE_EMIT);
   o2m_arena scratch = {0};
   double t_key = exec_now_ms();
-  const char *key = run_cache_key(model, o, exec_blas_available() | exec_dnnl_available() << 1, n_inputs, inputs,
+  const char *key = run_cache_key(model, o, o2m_rt_blas_available() | o2m_rt_dnnl_available() << 1, n_inputs, inputs,
                                   &scratch);
   if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, out) == O2M_OK) {
     r.timings.compile_ms = exec_now_ms() - t_key;

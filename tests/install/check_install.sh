@@ -8,6 +8,9 @@
 #   cmake     a C program built with find_package(onnx2mlir), its outputs
 #             equal to `onnx2mlir run` on the same input
 #   pkgconfig the same program built with pkg-config's flags
+#   compiled  `compile` from the prefix, the library self-contained and with
+#             the shared runtime shipped beside it (prefix moved away): the
+#             same outputs as `run`
 #   python    tests/install/test_python.py on the installed module (its run
 #             against the build tree's `run -o` files)
 #   deb       `cpack -G DEB`: dpkg-deb --contents lists every part, Depends
@@ -54,6 +57,7 @@ first.tofile(sys.argv[1] + "/image.raw")
 np.save(sys.argv[1] + "/image.npy", first)
 EOF
 "$build/onnx2mlir" run examples/small_cnn.onnx --input image="$work/image.npy" > "$work/run1.txt" 2>&1
+"$build/onnx2mlir" run examples/small_cnn.onnx --input image="$work/image.npy" -o "$work/run1" --npy > /dev/null 2>&1
 
 # the deb while the build tree is there (cpack installs from it)
 (cd "$build" && cpack -G DEB > "$work/cpack.log" 2>&1)
@@ -108,6 +112,28 @@ with_pkgconfig() {
 }
 check pkgconfig with_pkgconfig
 
+# `compile` from the prefix: the runtime is found there (linked in, or
+# libonnx2mlir_rt.so.0 shipped beside the library, found by $ORIGIN), and
+# the library, moved with it to another folder, gives `run`'s outputs
+with_compiled() {
+  mkdir -p "$work/ship" "$work/ship-out" &&
+    "$prefix/bin/onnx2mlir" compile examples/small_cnn.onnx -o "$work/libmodel.so" --header "$work/model.h" &&
+    "$prefix/bin/onnx2mlir" compile examples/small_cnn.onnx -o "$work/ship/libmodel.so" --runtime shared &&
+    cp "$prefix/$libdir/libonnx2mlir_rt.so.0" "$work/ship/" && mv "$prefix" "$prefix.away" &&
+    ldd "$work/ship/libmodel.so" | tee "$work/ship-ldd.txt" | grep -q "ship/libonnx2mlir_rt.so.0" &&
+    ! ldd "$work/libmodel.so" | grep -q "onnx2mlir_rt\|MLIR" &&
+    cc -I"$work" examples/compiled/run_compiled.c -L"$work/ship" -lmodel -Wl,-rpath,"$work/ship" \
+      -o "$work/run_shipped" &&
+    "$work/run_shipped" "$work/ship-out" "$work/image.npy" > "$work/shipped.txt" && cat "$work/shipped.txt" &&
+    /usr/bin/python3 -c "import numpy as np, sys; a, b = np.load(sys.argv[1]), np.load(sys.argv[2]); \
+      assert a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-6), (a, b)" \
+      "$work/ship-out/output_0.npy" "$work/run1/output_0.npy"
+  local status=$?
+  [ -d "$prefix.away" ] && mv "$prefix.away" "$prefix"
+  return $status
+}
+check compiled with_compiled
+
 check python env PYTHONPATH="$prefix/lib/python3/dist-packages" O2M_EXPECTED="$work/expected" \
   /usr/bin/python3 tests/install/test_python.py
 
@@ -115,7 +141,8 @@ check_deb() {
   [ -n "$deb" ] || { cat "$work/cpack.log"; return 1; }
   dpkg-deb --contents "$deb" > "$work/contents.txt" && cat "$work/contents.txt" &&
     for part in usr/bin/onnx2mlir onnx2mlir/libonnx2mlir-mlir.so onnx2mlir/libonnx2mlir-forms.so \
-                libonnx2mlir.so.0 libonnx2mlir.a usr/include/onnx2mlir.h onnx2mlirConfig.cmake \
+                libonnx2mlir.so.0 libonnx2mlir.a libonnx2mlir_rt.so.0 libonnx2mlir_rt.a \
+                usr/include/onnx2mlir.h onnx2mlirConfig.cmake \
                 pkgconfig/onnx2mlir.pc usr/lib/python3/dist-packages/onnx2mlir/__init__.py; do
       grep -q "$part" "$work/contents.txt" || { echo "the package lacks $part"; return 1; }
     done &&

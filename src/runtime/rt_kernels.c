@@ -1,5 +1,5 @@
-/* exec_kernels.c - the executor's own C kernels the JIT's code calls
- * (emit.h, O2M_JIT_KERNELS), for ops whose Linalg form is slow.
+/* rt_kernels.c - the runtime's own C kernels generated code calls (the
+ * Linalg emitter's O2M_JIT_KERNELS), for ops whose Linalg form is slow.
  *
  * Owns: TopK on float32 (O2M_TOPK_CALL): along `axis` of any rank and
  * strides, each slice's indices sorted by a comparison that orders as the
@@ -16,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit/emit.h"
-#include "exec/exec_internal.h"
+#include "runtime/rt_internal.h"
 
 /* What MLIR passes for a memref<*x...>: the rank and the ranked
  * descriptor {allocated, aligned, offset, sizes[rank], strides[rank]}. */
@@ -52,7 +51,7 @@ static int compare(const void *pa, const void *pb) {
   return order ? order : (a > b) - (a < b);
 }
 
-static void topk_f32(unranked *xu, unranked *vu, unranked *iu, int64_t axis, int64_t largest) {
+static void rt_topk_f32(unranked *xu, unranked *vu, unranked *iu, int64_t axis, int64_t largest) {
   int64_t rank = xu->rank;
   if (rank < 1 || rank > MAX_RANK || vu->rank != rank || iu->rank != rank || axis < 0 || axis >= rank) return;
   const int64_t *xd = xu->desc, *vd = vu->desc, *id = iu->desc;
@@ -136,7 +135,7 @@ static int by_score(const void *pa, const void *pb) {
 
 /* Writes the selected [batch, class, box] rows into out (room for every
  * box of every class), returns how many. */
-static int64_t nms_f32(unranked *boxes, unranked *scores, unranked *out, int64_t max_out, float iou, float thr,
+static int64_t rt_nms_f32(unranked *boxes, unranked *scores, unranked *out, int64_t max_out, float iou, float thr,
                        int64_t has_thr, int64_t center) {
   if (boxes->rank != 3 || scores->rank != 3 || out->rank != 2 || max_out <= 0) return 0;
   const int64_t *bd = boxes->desc, *sd = scores->desc, *od = out->desc;
@@ -168,8 +167,18 @@ static int64_t nms_f32(unranked *boxes, unranked *scores, unranked *out, int64_t
   return count;
 }
 
-int exec_kernel_symbols(exec_symbol *out) {
-  out[0] = (exec_symbol){"_mlir_ciface_" O2M_TOPK_CALL, (void *)(uintptr_t)topk_f32};
-  out[1] = (exec_symbol){"_mlir_ciface_" O2M_NMS_CALL, (void *)(uintptr_t)nms_f32};
+int rt_kernel_symbols(o2m_rt_symbol *out) {
+  out[0] = (o2m_rt_symbol){"_mlir_ciface_" O2M_TOPK_CALL, (void *)(uintptr_t)rt_topk_f32};
+  out[1] = (o2m_rt_symbol){"_mlir_ciface_" O2M_NMS_CALL, (void *)(uintptr_t)rt_nms_f32};
   return 2;
 }
+
+#ifdef O2M_RT_EXPORTS /* libonnx2mlir_rt: the names the generated code calls (rt_abi.h) */
+void _mlir_ciface_o2m_topk_f32(unranked *x, unranked *values, unranked *indices, int64_t axis, int64_t largest) {
+  rt_topk_f32(x, values, indices, axis, largest);
+}
+int64_t _mlir_ciface_o2m_nms_f32(unranked *boxes, unranked *scores, unranked *out, int64_t max_out, float iou,
+                                 float thr, int64_t has_thr, int64_t center) {
+  return rt_nms_f32(boxes, scores, out, max_out, iou, thr, has_thr, center);
+}
+#endif

@@ -1,5 +1,5 @@
-/* exec_dnnl.c - float32 2-D convolutions and max pools through oneDNN
- * (Debian's libdnnl.so.2, loaded at run time) for the JIT.
+/* rt_dnnl.c - float32 2-D convolutions, max pools and products with a
+ * weight through oneDNN (Debian's libdnnl.so.2, loaded at run time).
  *
  * Owns: finding oneDNN (none, or ONNX2MLIR_NO_DNNL=1: the JIT keeps its
  * own convolutions), the kernels that the Linalg emitter's channels-last
@@ -8,8 +8,8 @@
  * site is one convolution (or pool) of one
  * loaded model: its primitive and its weights, reordered once into the
  * layout oneDNN's kernel wants, live until that model is freed
- * (exec_dnnl_release); the executor names the model it runs around each
- * call (exec_dnnl_set_owner). A call without a named model builds and
+ * (o2m_rt_release); the executor names the model it runs around each
+ * call (o2m_rt_set_owner). A call without a named model builds and
  * frees them every time. Everything runs on one thread, as the rest of the
  * generated code.
  *
@@ -27,8 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit/emit.h"
-#include "exec/exec_internal.h"
+#include "runtime/rt_internal.h"
 
 #ifdef O2M_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
@@ -78,11 +77,18 @@ static dnnl_stream_t stream;
 /* oneDNN on one thread, as the rest of the generated code; the calling
  * thread's OpenMP setting (which a host program may use too) is given
  * back after the call (threads_back). */
-static int one_thread(void) {
+static int omp_one_thread(void) {
   if (!p_omp_set_num_threads || !p_omp_get_max_threads) return 0;
   int was = p_omp_get_max_threads();
   p_omp_set_num_threads(1);
   return was;
+}
+
+/* The same for a kernel: oneDNN found first (at a library's first call),
+ * so that its first primitive starts on one thread too. */
+static int one_thread(void) {
+  o2m_rt_dnnl_available();
+  return omp_one_thread();
 }
 
 static void threads_back(int was) {
@@ -102,20 +108,20 @@ static void find_dnnl(void) {
   p_omp_set_num_threads = (void (*)(int))(uintptr_t)dlsym(lib, "omp_set_num_threads");
   p_omp_get_max_threads = (int (*)(void))(uintptr_t)dlsym(lib, "omp_get_max_threads");
   if (!found) return;
-  int was = one_thread();
+  int was = omp_one_thread();
   dnnl_ready = p_dnnl_engine_create(&engine, dnnl_cpu, 0) == dnnl_success &&
                p_dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) == dnnl_success;
   threads_back(was);
 }
 
-int exec_dnnl_available(void) {
+int o2m_rt_dnnl_available(void) {
   pthread_once(&dnnl_once, find_dnnl);
   return dnnl_ready;
 }
 
 /* ---- call sites ----------------------------------------------------------------- */
 
-typedef EXEC_F32_MEMREF(4) memref4;
+typedef RT_F32_MEMREF(4) memref4;
 
 typedef struct memref1 {
   void *allocated, *aligned;
@@ -140,7 +146,7 @@ static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
 static kernel_site *sites;
 static _Thread_local const void *current_owner;
 
-const void *exec_dnnl_set_owner(const void *owner) {
+const void *o2m_rt_set_owner(const void *owner) {
   const void *was = current_owner;
   current_owner = owner;
   return was;
@@ -161,7 +167,7 @@ static void free_site(kernel_site *s) {
   free(s);
 }
 
-void exec_dnnl_release(const void *owner) {
+void o2m_rt_release(const void *owner) {
   if (!dnnl_ready || !owner) return;
   pthread_mutex_lock(&sites_lock);
   for (kernel_site **p = &sites; *p;) {
@@ -365,7 +371,7 @@ static void reference_conv(const int64_t *p, const float *x, const memref4 *xm, 
         }
 }
 
-static void ciface_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 *y, memref1 *params) {
+static void rt_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 *y, memref1 *params) {
   const int64_t *p = (const int64_t *)params->aligned + params->offset;
   float *yp = y->aligned + y->offset; /* the emitter's buffer: dense */
   if (p[P_HAS_Z]) copy_dense(z, yp);  /* the sum post-op adds into dst */
@@ -383,7 +389,7 @@ static void ciface_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 
   memcpy(key + P_COUNT, x->sizes, sizeof(int64_t) * 4);
   memcpy(key + P_COUNT + 4, w->sizes, sizeof(int64_t) * 4);
   int owned = 0, done = 0;
-  kernel_site *s = xp ? find_site(key, build_site, p, x, w, y, &owned) : NULL;
+  kernel_site *s = xp && o2m_rt_dnnl_available() ? find_site(key, build_site, p, x, w, y, &owned) : NULL;
   if (s) {
     /* new weights at this site (not expected: they are the model's): reorder them again */
     if (s->weights != w->aligned + w->offset) {
@@ -445,7 +451,7 @@ static void reference_pool(const int64_t *p, const float *x, const memref4 *xm, 
         }
 }
 
-static void ciface_pool(memref4 *x, memref4 *y, memref1 *params) {
+static void rt_pool(memref4 *x, memref4 *y, memref1 *params) {
   const int64_t *p = (const int64_t *)params->aligned + params->offset;
   float *yp = y->aligned + y->offset, *xd = NULL;
   const float *xp = x->aligned + x->offset;
@@ -460,7 +466,7 @@ static void ciface_pool(memref4 *x, memref4 *y, memref1 *params) {
   key[KEY_WORDS - 1] = -1; /* no convolution's key ends so */
   memcpy(key + Q_COUNT, x->sizes, sizeof(int64_t) * 4);
   int owned = 0, done = 0;
-  kernel_site *s = xp ? find_site(key, build_pool_site, p, x, NULL, y, &owned) : NULL;
+  kernel_site *s = xp && o2m_rt_dnnl_available() ? find_site(key, build_pool_site, p, x, NULL, y, &owned) : NULL;
   if (s) {
     done = run_site(s, xp, NULL, yp);
     pthread_mutex_unlock(&s->lock);
@@ -473,7 +479,7 @@ static void ciface_pool(memref4 *x, memref4 *y, memref1 *params) {
 
 /* ---- matrix products with constant B ---------------------------------------------------- */
 
-typedef EXEC_F32_MEMREF(2) memref2;
+typedef RT_F32_MEMREF(2) memref2;
 
 enum { M_KIND, M_B, M_M, M_N, M_K, M_SA, M_SB = M_SA + 2, M_SC = M_SB + 2, M_COUNT = M_SC + 2 };
 
@@ -553,7 +559,7 @@ static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
   int threads = one_thread();
   int owned = 0, done = 0;
   kernel_site *s = NULL;
-  if (key[M_K] && current_owner && (site_exists(key) || worth_packing(key[M_M], key[M_N], key[M_K])))
+  if (key[M_K] && current_owner && o2m_rt_dnnl_available() && (site_exists(key) || worth_packing(key[M_M], key[M_N], key[M_K])))
     s = find_site(key, build_matmul_site, key, NULL, NULL, NULL, &owned);
   if (s) {
     done = run_site(s, ap, NULL, cp);
@@ -561,35 +567,46 @@ static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
     if (owned) free_site(s);
   }
   threads_back(threads);
-  if (!done) exec_blas_gemm(key[M_M], key[M_N], key[M_K], ap, a->strides, b, sb, cp, c->strides);
+  if (!done) o2m_rt_gemm(key[M_M], key[M_N], key[M_K], ap, a->strides, b, sb, cp, c->strides);
 }
 
-static void ciface_matmul(memref2 *a, memref2 *b, memref2 *c) { matmul(a, b->aligned + b->offset, b->strides, c); }
+static void rt_matmul(memref2 *a, memref2 *b, memref2 *c) { matmul(a, b->aligned + b->offset, b->strides, c); }
 
 /* C += A W^T: W [N, K] read as B [K, N] through swapped strides. */
-static void ciface_matmul_bt(memref2 *a, memref2 *w, memref2 *c) {
+static void rt_matmul_bt(memref2 *a, memref2 *w, memref2 *c) {
   const int64_t sb[2] = {w->strides[1], w->strides[0]};
   matmul(a, w->aligned + w->offset, sb, c);
 }
 
-int exec_dnnl_symbols(exec_symbol *out) {
-  if (!exec_dnnl_available()) return 0;
-  out[0] = (exec_symbol){"_mlir_ciface_" O2M_DNNL_CONV_CALL, (void *)(uintptr_t)ciface_conv};
-  out[1] = (exec_symbol){"_mlir_ciface_" O2M_DNNL_POOL_CALL, (void *)(uintptr_t)ciface_pool};
-  out[2] = (exec_symbol){"_mlir_ciface_" EXEC_DNNL_SGEMM_CALL, (void *)(uintptr_t)ciface_matmul};
-  out[3] = (exec_symbol){"_mlir_ciface_" EXEC_DNNL_SGEMM_BT_CALL, (void *)(uintptr_t)ciface_matmul_bt};
+int rt_dnnl_symbols(o2m_rt_symbol *out) {
+  out[0] = (o2m_rt_symbol){"_mlir_ciface_" O2M_DNNL_CONV_CALL, (void *)(uintptr_t)rt_conv};
+  out[1] = (o2m_rt_symbol){"_mlir_ciface_" O2M_DNNL_POOL_CALL, (void *)(uintptr_t)rt_pool};
+  out[2] = (o2m_rt_symbol){"_mlir_ciface_" O2M_DNNL_SGEMM_CALL, (void *)(uintptr_t)rt_matmul};
+  out[3] = (o2m_rt_symbol){"_mlir_ciface_" O2M_DNNL_SGEMM_BT_CALL, (void *)(uintptr_t)rt_matmul_bt};
   return 4;
 }
 
+int o2m_rt_dnnl_built(void) { return 1; }
+
+#ifdef O2M_RT_EXPORTS /* libonnx2mlir_rt: the names the generated code calls (rt_abi.h) */
+void _mlir_ciface_o2m_dnnl_conv2d(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 *y, memref1 *params) {
+  rt_conv(x, w, b, z, y, params);
+}
+void _mlir_ciface_o2m_dnnl_max_pool2d(memref4 *x, memref4 *y, memref1 *params) { rt_pool(x, y, params); }
+void _mlir_ciface_o2m_dnnl_sgemm(memref2 *a, memref2 *b, memref2 *c) { rt_matmul(a, b, c); }
+void _mlir_ciface_o2m_dnnl_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) { rt_matmul_bt(a, w, c); }
+#endif
+
 #else /* built without oneDNN's header: the JIT keeps its own convolutions */
 
-int exec_dnnl_available(void) { return 0; }
-const void *exec_dnnl_set_owner(const void *owner) {
+int o2m_rt_dnnl_built(void) { return 0; }
+int o2m_rt_dnnl_available(void) { return 0; }
+const void *o2m_rt_set_owner(const void *owner) {
   (void)owner;
   return NULL;
 }
-void exec_dnnl_release(const void *owner) { (void)owner; }
-int exec_dnnl_symbols(exec_symbol *out) {
+void o2m_rt_release(const void *owner) { (void)owner; }
+int rt_dnnl_symbols(o2m_rt_symbol *out) {
   (void)out;
   return 0;
 }

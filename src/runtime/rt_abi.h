@@ -1,0 +1,42 @@
+/* rt_abi.h - the names of the functions generated code calls while it runs,
+ * shared by the side that writes the calls (src/emit, src/exec) and the
+ * runtime that defines them (src/runtime). Plain C: no MLIR.
+ *
+ * A kernel called with llvm.emit_c_interface is reached as
+ * "_mlir_ciface_" NAME, its memrefs passed as strided descriptors
+ * (RT_F32_MEMREF). libonnx2mlir_rt exports each under that name
+ * (rt_exports.c); the JIT binds them by address (o2m_rt_symbols).
+ */
+#ifndef O2M_RT_ABI_H
+#define O2M_RT_ABI_H
+
+/* An If branch that cannot be built for the compiled shapes, taken:
+ * `void O2M_BRANCH_FAILED_FN(i32 id)` stops the call (rt_branch.c). */
+#define O2M_BRANCH_FAILED_FN "onnx2mlir_branch_failed"
+/* MLIR's strided copy between memrefs (rt_memref.c). */
+#define O2M_MEMREF_COPY_FN "memrefCopy"
+/* `void O2M_PROFILE_FN(i32 node)`: run --profile's marks (rt_profile.c). */
+#define O2M_PROFILE_FN "onnx2mlir_profile"
+
+/* float32 products (rt_blas.c): C [M, N] += A [M, K] B [K, N]; batched
+ * (a leading batch dim on all three); C += A W^T for W [N, K]; and the
+ * im2col product C [n] += A [n] W^T of an NHWC convolution. */
+#define O2M_SGEMM_CALL "o2m_sgemm"
+#define O2M_SGEMM_BATCHED_CALL "o2m_sgemm_batched"
+#define O2M_SGEMM_BT_CALL "o2m_sgemm_bt"
+#define O2M_SGEMM_NBT_CALL "o2m_sgemm_nbt"
+/* The same 2-D products with B a weight: oneDNN's matmul, B packed once
+ * per loaded model (rt_dnnl.c). */
+#define O2M_DNNL_SGEMM_CALL "o2m_dnnl_sgemm"
+#define O2M_DNNL_SGEMM_BT_CALL "o2m_dnnl_sgemm_bt"
+/* Channels-last convolutions and max pools through oneDNN (rt_dnnl.c). */
+#define O2M_DNNL_CONV_CALL "o2m_dnnl_conv2d"
+#define O2M_DNNL_POOL_CALL "o2m_dnnl_max_pool2d"
+/* The runtime's own kernels (rt_kernels.c). A float32 TopK:
+ * O2M_TOPK_CALL(x, values, indices, axis, largest) on unranked buffers;
+ * a float32 NonMaxSuppression: count = O2M_NMS_CALL(boxes, scores, rows,
+ * max_out, iou, score_threshold, has_threshold, center_point_box). */
+#define O2M_TOPK_CALL "o2m_topk_f32"
+#define O2M_NMS_CALL "o2m_nms_f32"
+
+#endif
