@@ -15,8 +15,8 @@ mkdir -p "$out"
 [ -f "$out/resnet_small.onnx" ] || /usr/bin/python3 bench/make_run_models.py "$out"
 models="resnet_small encoder_small"
 if [ -z "${MODELS:-}" ] && /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
-  [ -f "$out/resnet18.onnx" ] || /usr/bin/python3 bench/make_torchvision_models.py "$out"
-  models="$models resnet18 mobilenet_v2 squeezenet bert_encoder"
+  [ -f "$out/vit_small.onnx" ] || /usr/bin/python3 bench/make_torchvision_models.py "$out"
+  models="$models resnet18 mobilenet_v2 squeezenet bert_encoder vit_small"
 fi
 models=${MODELS:-$models}
 cc -O2 bench/compiled_call.c -ldl -o "$out/compiled_call"

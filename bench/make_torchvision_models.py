@@ -9,6 +9,9 @@ convolutions, as deployed models have it).
   squeezenet.onnx    torchvision SqueezeNet 1.1, input [1,3,224,224]
   bert_encoder.onnx  a BERT-style encoder (torch.nn.TransformerEncoder, 4 post-LN
                      layers, hidden 384, 6 heads, FFN 1536, GELU), input [1,128,384]
+  vit_small.onnx     a small ViT (torchvision's VisionTransformer: 224x224 in
+                     16x16 patches, 6 pre-LN layers, hidden 384, 6 heads, MLP 1536,
+                     1000 classes), input [1,3,224,224]
   <name>_x.npy       the inputs
 
 Usage: make_torchvision_models.py OUTDIR   (with /usr/bin/python3)
@@ -64,6 +67,10 @@ def main():
     export(torchvision.models.squeezenet1_1(), (1, 3, 224, 224), out, "squeezenet")
     torch.manual_seed(0)
     export(Encoder(), (1, 128, 384), out, "bert_encoder")
+    torch.manual_seed(0)
+    vit = torchvision.models.VisionTransformer(image_size=224, patch_size=16, num_layers=6, num_heads=6,
+                                               hidden_dim=384, mlp_dim=1536)
+    export(vit, (1, 3, 224, 224), out, "vit_small")
 
 
 if __name__ == "__main__":

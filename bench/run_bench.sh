@@ -22,7 +22,7 @@ tool="$build/onnx2mlir"
 mkdir -p "$out"
 # the targets too when Debian's PyTorch is installed (python3-torch,
 # python3-torchvision): ResNet18, MobileNetV2, SqueezeNet 1.1, a BERT-style encoder
-torch_models="resnet18 mobilenet_v2 squeezenet bert_encoder"
+torch_models="resnet18 mobilenet_v2 squeezenet bert_encoder vit_small"
 if [ -z "${MODELS:-}" ]; then
   MODELS="resnet_small encoder_small"
   /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null && MODELS="$MODELS $torch_models"
