@@ -23,7 +23,7 @@
 static const char run_help[] =
     "usage: onnx2mlir run MODEL [--target linalg|tosa|stablehlo] [--input NAME=FILE]...\n"
     "                           [--inputs DIR] [-o OUTDIR] [--npy] [--data-dir DIR] [-O LEVEL]\n"
-    "                           [--repeat N] [--timings] [--profile] [--no-cache]\n\n"
+    "                           [--repeat N] [--threads N] [--timings] [--profile] [--no-cache]\n\n"
     "Compiles an ONNX model for the host (MLIR's JIT), specialised to the shapes of\n"
     "the given inputs, runs it once and writes or prints its outputs.\n\n"
     "  --target T        linalg (default); tosa (the TOSA module, run through\n"
@@ -42,6 +42,9 @@ static const char run_help[] =
     "  --data-dir DIR    where the model's external data lives\n"
     "  -O LEVEL          LLVM optimisation level 0..3 (default 2)\n"
     "  --repeat N        call the compiled code N times (outputs: the last call's)\n"
+    "  --threads N       threads for each call's convolutions and products (oneDNN's,\n"
+    "                    on GNU OpenMP's pool); default: $ONNX2MLIR_THREADS, else the\n"
+    "                    CPUs this process may use; 1: all on the calling thread\n"
     "                    and print to stderr the time of each step: load (reading\n"
     "                    the model), emit (specialising, emitting MLIR), compile\n"
     "                    (verifying, lowering, JIT), run (median and min per call)\n"
@@ -72,6 +75,7 @@ typedef struct run_args {
   int timings; /* --timings: the phase-by-phase table */
   int no_cache;
   int profile; /* --profile: the time of each node */
+  int threads; /* --threads N; 0: the default */
   double load_ms;
   int n_named;
   char **named; /* NAME=FILE, pointing into argv */
@@ -110,6 +114,12 @@ static int parse_args(int argc, char **argv, run_args *a) {
       long n = v ? strtol(v, &end, 10) : 0;
       if (!v || *end || n < 1 || n > 1000000) return cli_usage_error("run", "--repeat takes a count from 1 to 1000000");
       a->repeat = (int)n;
+    } else if (cli_flag_value(argc, argv, &i, "--threads", &v)) {
+      char *end = NULL;
+      long n = v ? strtol(v, &end, 10) : 0;
+      if (!v || !*v || *end || n < 1 || n > 4096)
+        return cli_usage_error("run", "--threads takes a count of threads from 1 to 4096");
+      a->threads = (int)n;
     } else if (strcmp(argv[i], "--npy") == 0) {
       a->npy = 1;
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -310,7 +320,7 @@ static int run_with_values(const run_args *a, const struct o2m_plugin *plugin, o
   if (!outputs || !tensors) return out_of_memory(diag);
   o2m_run_timings timings = {0};
   o2m_run_options options = {(o2m_target)o2m_target_from_name(a->target), a->opt_level, NULL, NULL, a->repeat,
-                             &timings, inputs, outputs, cache_dir(a, arena), a->profile};
+                             &timings, inputs, outputs, cache_dir(a, arena), a->profile, .threads = a->threads};
   o2m_run_phase phase;
   if (plugin->run_model(model, &options, o2m_runtime_input_count(model), NULL, tensors, arena, &phase, diag))
     return cli_report(diag);
@@ -330,7 +340,7 @@ static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_mo
   if (rc) return rc;
   o2m_run_timings timings = {0};
   o2m_run_options options = {(o2m_target)o2m_target_from_name(a->target), a->opt_level, NULL, NULL, a->repeat,
-                             &timings, NULL, NULL, cache_dir(a, arena), a->profile};
+                             &timings, NULL, NULL, cache_dir(a, arena), a->profile, .threads = a->threads};
   o2m_run_phase phase;
   int n_out = model ? model->graph->n_outputs : 0;
   o2m_tensor **outputs = model ? o2m_arena_array(arena, (size_t)n_out + 1, sizeof(o2m_tensor *)) : NULL;

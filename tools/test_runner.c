@@ -2,7 +2,8 @@
  * per test (test_child.c does the work), at most `jobs` at a time, reads
  * each child's records from a pipe, kills a child that outlives the
  * timeout, and turns a child that dies without a result (signal, abort,
- * exit) into a failure of the phase it was in.
+ * exit) into a failure of the phase it was in. With several jobs each
+ * child's kernels run on one thread (ONNX2MLIR_THREADS=1 unless set).
  */
 #include <errno.h>
 #include <poll.h>
@@ -137,6 +138,9 @@ static int start(slot *s, test_case *tests, int index, const test_config *config
 
 int run_tests(test_case *tests, int n, const test_config *config, void (*done)(void *user, int index),
               void *user) {
+  /* the tests run side by side, one per core: each child's kernels on one
+   * thread (unless the user chose), so that threads do not multiply */
+  if (config->jobs > 1) setenv("ONNX2MLIR_THREADS", "1", 0);
   slot *slots = calloc((size_t)config->jobs, sizeof(slot));
   struct pollfd *fds = calloc((size_t)config->jobs, sizeof(struct pollfd));
   int *owner = calloc((size_t)config->jobs, sizeof(int));

@@ -274,7 +274,7 @@ static o2m_status build_library(workdir *w, const compile_plan *p, const char *c
                      (char *)wrapper, NULL};
   o2m_status s = run_tool(compile, log, diag);
   if (s) return s;
-  static const char *const api[] = {"run", "free_outputs", "input_name", "output_name", "load_weights"};
+  static const char *const api[] = {"run", "free_outputs", "input_name", "output_name", "load_weights", "set_threads"};
   int shared = ends_with(output, ".so") || strstr(output, ".so.") != NULL;
   FILE *f = fopen(exports, "w");
   if (!f) return o2m_fail(diag, O2M_ERR_IO, "cannot write %s", exports);

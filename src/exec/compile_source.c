@@ -4,7 +4,7 @@
  *
  * Owns: the library's C ABI (onnx2mlir_tensor, the dtype and status
  * codes, <name>_run, <name>_free_outputs, the name look-ups,
- * <name>_load_weights), the checks
+ * <name>_load_weights, <name>_set_threads), the checks
  * a call makes before it reaches the generated code (counts, dtypes,
  * ranks, fixed dims, dims that share a symbol), the hand-over of result
  * buffers, the weights assembled into the library (or mapped from a file
@@ -104,14 +104,18 @@ int compile_write_header(FILE *out, const compile_plan *p) {
           "const char *%s_input_name(int i);\nconst char *%s_output_name(int i);\n"
           "/* %s\n"
           " * Returns an onnx2mlir_status (ONNX2MLIR_ERR_ARGUMENT once weights are mapped). */\n"
-          "int %s_load_weights(const char *path);\n\n"
+          "int %s_load_weights(const char *path);\n"
+          "/* The threads each later run may use (oneDNN's convolutions and\n"
+          " * products; the rest runs on the calling thread); 0: the default,\n"
+          " * $ONNX2MLIR_THREADS or the CPUs the process may use. */\n"
+          "void %s_set_threads(int n);\n\n"
           "#ifdef __cplusplus\n}\n#endif\n#endif\n",
           p->name, p->name, shared_definitions, p->name, p->n_inputs, p->name, p->n_outputs, p->name, p->name,
           p->name, p->name, p->name, p->name,
           p->weights_file ? "The weights are in a file of their own (compile --weights): the first\n"
                             " * run maps the one compile wrote, unless this maps `path` before."
                           : "The weights are inside the library: this does nothing.",
-          p->name);
+          p->name, p->name);
   return ferror(out) ? -1 : 0;
 }
 
@@ -313,6 +317,9 @@ static const char runtime_text[] =
     " * the per-model state its kernels keep. */\n"
     "int o2m_rt_guarded_call(void (*fn)(void **), void **args);\n"
     "const void *o2m_rt_set_owner(const void *owner);\n"
+    "int o2m_rt_set_call_threads(int n);\n"
+    "static int model_threads; /* MODEL(set_threads) */\n"
+    "void MODEL(set_threads)(int n) { __atomic_store_n(&model_threads, n > 0 ? n : 0, __ATOMIC_RELAXED); }\n"
     "void o2m_rt_free(void *p);\n"
     "static const char model_owner = 0;\n"
     "static void call_packed(void **p) { call_entry(p[0], (void **)p[1]); }\n"
@@ -414,7 +421,9 @@ static const char runtime_text[] =
     "    describe(d, (void *)(o2m_weights + weight_offset[i]), weight_rank[i], wd), args[N_IN + i] = d;\n"
     "  void *packed[2] = {results, args};\n"
     "  const void *owner = o2m_rt_set_owner(&model_owner);\n"
+    "  int threads = o2m_rt_set_call_threads(__atomic_load_n(&model_threads, __ATOMIC_RELAXED));\n"
     "  int failed = o2m_rt_guarded_call(call_packed, packed);\n"
+    "  o2m_rt_set_call_threads(threads);\n"
     "  o2m_rt_set_owner(owner);\n"
     "  if (failed >= 0) {\n"
     "    free(words), free(args);\n"

@@ -75,7 +75,9 @@ static o2m_status call_repeated(run_state *r, o2m_exec *exec, int n_inputs, cons
   for (int i = 0; i < runs && !s; i++) {
     o2m_arena scratch = {0};
     double t0 = exec_now_ms();
+    int threads = o2m_rt_set_call_threads(r->options->threads);
     s = o2m_exec_call(exec, n_inputs, inputs, n, outs, i + 1 < runs ? &scratch : arena, diag);
+    o2m_rt_set_call_threads(threads);
     ms[i] = exec_now_ms() - t0;
     o2m_arena_free(&scratch);
   }

@@ -96,6 +96,10 @@ typedef struct o2m_run_options {
    * values of inputs that act as parameters (o2m_specialize_parameters);
    * zero: on the inputs' shapes too, as o2m_run_model. */
   int generic;
+  /* The threads the kernels of each call may use (the runtime's OpenMP
+   * pool: oneDNN's convolutions and products); 0: the default
+   * (ONNX2MLIR_THREADS, else the CPUs the process may use). */
+  int threads;
 } o2m_run_options;
 
 /* Specialises `model` to the shapes of `inputs` (one per runtime input,

@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "exec/exec.h"
 #include "exec/session_internal.h"
+#include "runtime/runtime.h"
 #include "util/diag.h"
 
 /* ---- handles ------------------------------------------------------------ */
@@ -218,7 +219,11 @@ static o2m_status call(session *s, int n_inputs, const o2m_tensor_data *inputs, 
   o2m_tensor **outs = o2m_arena_array(arena, (size_t)s->n_outputs + 1, sizeof(*outs));
   if (!args || !outs) st = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   for (int i = 0; !st && i < v->n_args; i++) args[i] = i < n_inputs ? given[i] : v->args[i];
-  if (!st) st = o2m_exec_call(v->exec, v->n_args, args, s->n_outputs, outs, arena, diag);
+  if (!st) {
+    int threads = o2m_rt_set_call_threads(s->options.threads);
+    st = o2m_exec_call(v->exec, v->n_args, args, s->n_outputs, outs, arena, diag);
+    o2m_rt_set_call_threads(threads);
+  }
   session_variant_release(s, v);
   if (st) return st;
   o2m_run_label_outputs(s->model, outs);

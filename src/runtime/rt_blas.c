@@ -81,11 +81,15 @@ static int blas_layout(int64_t rows, int64_t cols, int64_t row_stride, int64_t c
   return 0;
 }
 
+enum { PARALLEL_MACS = 1 << 18 }; /* below, one thread does it faster than a fork */
+
 /* C += A B for one matrix of each (pointers at element 0, strides in
  * elements). */
 void o2m_rt_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
                     const int64_t *sb, float *c, const int64_t *sc) {
   if (m == 0 || n == 0 || k == 0) return;
+  /* a large product on several threads: oneDNN's sgemm, on the OpenMP pool */
+  if (m * n * k >= PARALLEL_MACS && o2m_rt_call_threads() > 1 && rt_dnnl_gemm(m, n, k, a, sa, b, sb, c, sc)) return;
   o2m_rt_blas_available(); /* finds BLAS at the first product (a library's first call) */
   int ta, tb, lda, ldb;
   if (sgemm && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && sc[1] == 1 && sc[0] >= n &&

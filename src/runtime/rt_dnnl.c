@@ -10,8 +10,10 @@
  * layout oneDNN's kernel wants, live until that model is freed
  * (o2m_rt_release); the executor names the model it runs around each
  * call (o2m_rt_set_owner). A call without a named model builds and
- * frees them every time. Everything runs on one thread, as the rest of the
- * generated code.
+ * frees them every time. oneDNN runs on GNU OpenMP's pool with the call's
+ * thread count (rt_threads.c); a primitive is built for one count. Large
+ * products of the runtime's (rt_blas.c) go to its threaded sgemm when a
+ * call has several threads.
  *
  * The call: y [N, OH, OW, F] = act(conv(x [N, H, W, C], w [F, C/g, KH, KW])
  * + b [F] (+ z, the same shape as y)), every operand a strided memref
@@ -61,7 +63,8 @@
   X(dnnl_memory_create)                                                                                    \
   X(dnnl_memory_destroy)                                                                                   \
   X(dnnl_memory_set_data_handle)                                                                           \
-  X(dnnl_memory_get_memory_desc)
+  X(dnnl_memory_get_memory_desc)                                                                           \
+  X(dnnl_sgemm)
 
 #define DECLARE(f) static __typeof__(f) *p_##f;
 DNNL_FUNCTIONS(DECLARE)
@@ -74,21 +77,22 @@ static int dnnl_ready;
 static dnnl_engine_t engine;
 static dnnl_stream_t stream;
 
-/* oneDNN on one thread, as the rest of the generated code; the calling
- * thread's OpenMP setting (which a host program may use too) is given
- * back after the call (threads_back). */
-static int omp_one_thread(void) {
+/* oneDNN on n of the OpenMP pool's threads; the calling thread's OpenMP
+ * setting (which a host program may use too) is given back after the
+ * call (threads_back). */
+static int omp_threads(int n) {
   if (!p_omp_set_num_threads || !p_omp_get_max_threads) return 0;
   int was = p_omp_get_max_threads();
-  p_omp_set_num_threads(1);
+  p_omp_set_num_threads(n);
   return was;
 }
 
-/* The same for a kernel: oneDNN found first (at a library's first call),
- * so that its first primitive starts on one thread too. */
-static int one_thread(void) {
+/* The same for a kernel, with the call's thread count (rt_threads.c):
+ * oneDNN found first (at a library's first call), so that its first
+ * primitive gets the count too. */
+static int call_threads(void) {
   o2m_rt_dnnl_available();
-  return omp_one_thread();
+  return omp_threads(o2m_rt_call_threads());
 }
 
 static void threads_back(int was) {
@@ -108,7 +112,7 @@ static void find_dnnl(void) {
   p_omp_set_num_threads = (void (*)(int))(uintptr_t)dlsym(lib, "omp_set_num_threads");
   p_omp_get_max_threads = (int (*)(void))(uintptr_t)dlsym(lib, "omp_get_max_threads");
   if (!found) return;
-  int was = omp_one_thread();
+  int was = omp_threads(1);
   dnnl_ready = p_dnnl_engine_create(&engine, dnnl_cpu, 0) == dnnl_success &&
                p_dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) == dnnl_success;
   threads_back(was);
@@ -130,7 +134,9 @@ typedef struct memref1 {
 
 enum { P_SITE, P_HAS_BIAS, P_HAS_Z, P_STRIDE, P_PAD = P_STRIDE + 2, P_DILATION = P_PAD + 4, P_GROUPS = P_DILATION + 2,
        P_ACT, P_ALPHA, P_BETA, P_COUNT };
-enum { KEY_WORDS = P_COUNT + 8 }; /* the params and the dims of x and w */
+/* the params and the dims of x and w, the thread count (a primitive is
+ * built for one, KEY_THREADS) and a pool's marker (the last word) */
+enum { KEY_WORDS = P_COUNT + 10, KEY_THREADS = KEY_WORDS - 2 };
 
 typedef struct kernel_site {
   struct kernel_site *next;
@@ -383,8 +389,9 @@ static void rt_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 *y, 
     xp = xd;
   }
   const float *bp = p[P_HAS_BIAS] ? (const float *)b->aligned + b->offset : NULL;
-  int threads = one_thread();
-  int64_t key[KEY_WORDS];
+  int threads = call_threads();
+  int64_t key[KEY_WORDS] = {0};
+  key[KEY_THREADS] = o2m_rt_call_threads();
   memcpy(key, p, sizeof(int64_t) * P_COUNT);
   memcpy(key + P_COUNT, x->sizes, sizeof(int64_t) * 4);
   memcpy(key + P_COUNT + 4, w->sizes, sizeof(int64_t) * 4);
@@ -460,10 +467,11 @@ static void rt_pool(memref4 *x, memref4 *y, memref1 *params) {
     if (xd) copy_dense(x, xd);
     xp = xd;
   }
-  int threads = one_thread();
+  int threads = call_threads();
   int64_t key[KEY_WORDS] = {0};
   memcpy(key, p, sizeof(int64_t) * Q_COUNT);
   key[KEY_WORDS - 1] = -1; /* no convolution's key ends so */
+  key[KEY_THREADS] = o2m_rt_call_threads();
   memcpy(key + Q_COUNT, x->sizes, sizeof(int64_t) * 4);
   int owned = 0, done = 0;
   kernel_site *s = xp && o2m_rt_dnnl_available() ? find_site(key, build_pool_site, p, x, NULL, y, &owned) : NULL;
@@ -549,6 +557,7 @@ static int worth_packing(int64_t m, int64_t n, int64_t k) {
 static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
   int64_t key[KEY_WORDS] = {0};
   key[M_KIND] = -2; /* a convolution's key starts with its site (>= 0), a pool's ends with -1 */
+  key[KEY_THREADS] = o2m_rt_call_threads();
   key[M_B] = (int64_t)(uintptr_t)b;
   key[M_M] = c->sizes[0], key[M_N] = c->sizes[1], key[M_K] = a->sizes[1];
   memcpy(key + M_SA, a->strides, 2 * sizeof(int64_t));
@@ -556,7 +565,7 @@ static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
   memcpy(key + M_SC, c->strides, 2 * sizeof(int64_t));
   float *ap = a->aligned + a->offset, *cp = c->aligned + c->offset;
   if (key[M_M] == 0 || key[M_N] == 0) return;
-  int threads = one_thread();
+  int threads = call_threads();
   int owned = 0, done = 0;
   kernel_site *s = NULL;
   if (key[M_K] && current_owner && o2m_rt_dnnl_available() && (site_exists(key) || worth_packing(key[M_M], key[M_N], key[M_K])))
@@ -576,6 +585,26 @@ static void rt_matmul(memref2 *a, memref2 *b, memref2 *c) { matmul(a, b->aligned
 static void rt_matmul_bt(memref2 *a, memref2 *w, memref2 *c) {
   const int64_t sb[2] = {w->strides[1], w->strides[0]};
   matmul(a, w->aligned + w->offset, sb, c);
+}
+
+/* oneDNN's threaded sgemm for a product of the runtime's (rt_blas.c) when a
+ * call has several threads: row-major C += A B with either operand
+ * transposed; 0 when it cannot (no oneDNN, a layout it does not take). */
+int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
+                 const int64_t *sb, float *c, const int64_t *sc) {
+  if (!o2m_rt_dnnl_available() || sc[1] != 1 || sc[0] < n) return 0;
+  char ta, tb;
+  int64_t lda, ldb;
+  if (sa[1] == 1 && sa[0] >= k) ta = 'N', lda = sa[0];
+  else if (sa[0] == 1 && sa[1] >= m) ta = 'T', lda = sa[1];
+  else return 0;
+  if (sb[1] == 1 && sb[0] >= n) tb = 'N', ldb = sb[0];
+  else if (sb[0] == 1 && sb[1] >= k) tb = 'T', ldb = sb[1];
+  else return 0;
+  int was = call_threads();
+  int ok = p_dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, sc[0]) == dnnl_success;
+  threads_back(was);
+  return ok;
 }
 
 int rt_dnnl_symbols(o2m_rt_symbol *out) {
@@ -601,6 +630,11 @@ void _mlir_ciface_o2m_dnnl_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) { rt_mat
 
 int o2m_rt_dnnl_built(void) { return 0; }
 int o2m_rt_dnnl_available(void) { return 0; }
+int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
+                 const int64_t *sb, float *c, const int64_t *sc) {
+  (void)m, (void)n, (void)k, (void)a, (void)sa, (void)b, (void)sb, (void)c, (void)sc;
+  return 0;
+}
 const void *o2m_rt_set_owner(const void *owner) {
   (void)owner;
   return NULL;

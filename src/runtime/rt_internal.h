@@ -14,6 +14,11 @@ o2m_rt_symbol rt_branch_failed_symbol(void);
 o2m_rt_symbol rt_profile_symbol(void);
 o2m_rt_symbol rt_alloc_symbols_at(int i); /* 0..2: alloc, aligned alloc, free */
 
+/* oneDNN's threaded sgemm (rt_dnnl.c) for o2m_rt_gemm when a call has
+ * several threads; 0 when it cannot. */
+int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
+                 const int64_t *sb, float *c, const int64_t *sc);
+
 /* The functions behind those symbols that other files call. */
 void o2m_rt_memref_copy(int64_t esize, o2m_rt_unranked *src, o2m_rt_unranked *dst);
 void o2m_rt_branch_failed(int32_t id);

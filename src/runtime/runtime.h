@@ -53,6 +53,13 @@ void *o2m_rt_alloc(size_t size);
 void *o2m_rt_aligned_alloc(size_t align, size_t size);
 void o2m_rt_free(void *p);
 
+/* The threads the kernels of this thread's calls may use (rt_threads.c):
+ * n, or 0 for the default (ONNX2MLIR_THREADS, else the CPUs the process
+ * may use). Returns the setting before (restore it after the call). */
+int o2m_rt_set_call_threads(int n);
+int o2m_rt_call_threads(void);
+int o2m_rt_default_threads(void);
+
 /* Calls fn(args); -1 when it returned, else the id a failing branch passed
  * (the call was stopped there; buffers it had allocated are lost). */
 int o2m_rt_guarded_call(void (*fn)(void **), void **args);

@@ -19,6 +19,9 @@ for var in ("HOME", "TMPDIR"):
 # `run` caches compiled code: the tests keep theirs in the build tree, not
 # in the user's ~/.cache (cache.test uses folders of its own)
 config.environment["XDG_CACHE_HOME"] = os.path.join(build, "lit-cache")
+# lit runs a test per core side by side: each run's kernels on one thread
+# (threads.test asks for two explicitly), so that threads do not multiply
+config.environment["ONNX2MLIR_THREADS"] = "1"
 
 # %{status} CMD...: runs CMD, then prints "exit=<status>", so that a test can
 # check the exact exit status (1: bad model, 2: bad usage) with FileCheck.

@@ -9,7 +9,8 @@
  *             outputs; compiles per shapes mode: auto 2, generic 1,
  *             specialize 4; run_into gives the same bytes
  *   threads   THREADS threads x CALLS calls of mixed batches on one
- *             session: each output equals the one-thread output bitwise
+ *             session whose calls use 2 kernel threads: each output
+ *             equals the output of the same batch's first call bitwise
  *   tosa      the TOSA target's session against o2m_model_run on TOSA
  *   bytes     a session made from the model's bytes
  *   errors    every bad call gives its status and a message naming the
@@ -181,7 +182,7 @@ static void *work(void *arg) {
 
 static int threads(int n_threads, int calls) {
   o2m_diag d = {0};
-  o2m_session_options o = {.no_cache = 1};
+  o2m_session_options o = {.no_cache = 1, .threads = 2}; /* each call's kernels on two threads too */
   o2m_session *s = NULL;
   if (o2m_session_create(cnn, &o, &s, &d)) return fail("create: %s", d.message);
   static float expected[5][40];
