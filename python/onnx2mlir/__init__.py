@@ -25,7 +25,7 @@ from . import _capi
 from ._capi import lib
 
 from ._common import Error, ModelWarning, NUMPY_OF as _NUMPY_OF, DTYPE_OF as _DTYPE_OF
-from ._common import check as _check, new_diag as _diag
+from ._common import Handle as _Handle, check as _check, new_diag as _diag
 from ._session import InferenceSession, NodeArg
 
 __all__ = ["Error", "ModelWarning", "Model", "Value", "InferenceSession", "NodeArg", "load", "TARGETS",
@@ -62,7 +62,7 @@ class Value:
         return "Value(%r, %r)" % (self.name, self.type)
 
 
-class Model:
+class Model(_Handle):
     """A loaded model (onnx2mlir.load). Each import_to and run works on a
     fresh load of the same file, so a Model can be imported and run any
     number of times."""
@@ -90,20 +90,7 @@ class Model:
             out.append(Value(desc))
         return out
 
-    def close(self):
-        """Releases the model's mapping (also done when it is collected)."""
-        if getattr(self, "_handle", None):
-            lib.o2m_model_free(self._handle)
-            self._handle = None
-
-    def __del__(self):
-        self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+    _free = staticmethod(lib.o2m_model_free)  # close(): releases the model's mapping
 
     def summary(self, types=False):
         """The summary `onnx2mlir info` prints (types=True: every value with

@@ -45,3 +45,25 @@ def new_diag():
 def check(status, diag):
     if status:
         raise Error(status, diag.message.decode(errors="replace"))
+
+
+class Handle:
+    """A library handle the object owns: close() frees it once (with the
+    class's _free function), also when the object is collected or leaves
+    a `with` block."""
+
+    _handle = None
+
+    def close(self):
+        if self._handle:
+            type(self)._free(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

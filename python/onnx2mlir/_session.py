@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _capi
 from ._capi import lib
-from ._common import Error, NUMPY_OF, DTYPE_OF, check, new_diag
+from ._common import Error, Handle, NUMPY_OF, DTYPE_OF, check, new_diag
 
 _SHAPES = {"auto": 0, "generic": 1, "specialize": 2}
 
@@ -50,7 +50,7 @@ class NodeArg:
         return "NodeArg(name=%r, type=%r, shape=%r)" % (self.name, self.type, self.shape)
 
 
-class InferenceSession:
+class InferenceSession(Handle):
     """Loads the model (a path, or the model's bytes) and compiles it for
     `target` ("linalg" or "tosa"). `run(output_names, feeds)` returns the
     outputs as a list of NumPy arrays.
@@ -185,21 +185,7 @@ class InferenceSession:
             out["generic_refused"] = out["generic_refused"].decode(errors="replace")
         return out
 
-    def close(self):
-        """Frees the session and its code (also done when it is collected);
-        no call may be in flight."""
-        if self._handle is not None:
-            lib.o2m_session_free(self._handle)
-            self._handle = None
-
-    def __del__(self):
-        self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+    _free = staticmethod(lib.o2m_session_free)  # close(): frees the session; no call may be in flight
 
     def __repr__(self):
         return "onnx2mlir.InferenceSession(%r)" % (self._path,)

@@ -234,6 +234,43 @@ static const o2m_run_options *private_cache(const o2m_run_options *o, o2m_run_op
   return copy;
 }
 
+/* The code of the model specialised to its inputs: loaded from the cache
+ * (its "compile": hashing the model, loading the code; on Linalg the
+ * rewrite alone then gives the weights it takes, TOSA's code holds its
+ * weights), else emitted for the target, verified and compiled (and stored
+ * in the cache). `shape` receives what the emitter makes of sequence and
+ * optional outputs; such runs are never cached. t0: when the run began. */
+static o2m_status obtain_code(run_state *r, o2m_model *model, module_builder build, double t0, int n_inputs,
+                              const o2m_tensor *const *inputs, o2m_io_value *shape, o2m_arena *arena, o2m_exec **out,
+                              o2m_diag *diag) {
+  const o2m_run_options *o = r->options;
+  enter(r, O2M_PHASE_EMIT);
+  double t_key = exec_now_ms();
+  const char *key = run_cache_key(model, o, o2m_rt_blas_available() | o2m_rt_dnnl_available() << 1, n_inputs, inputs,
+                                  arena);
+  o2m_status s;
+  if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, out) == O2M_OK) {
+    r->timings.compile_ms = exec_now_ms() - t_key;
+    s = o->target == O2M_TARGET_LINALG ? o2m_linalg_prepare(model, diag) : O2M_OK;
+    r->timings.emit_ms = exec_now_ms() - t0 - r->timings.compile_ms;
+    r->timings.cache = O2M_CACHE_HIT;
+  } else {
+    MlirContext mc = o2m_exec_context_create();
+    MlirModule module;
+    s = build(model, mc, o->profile, o->input_values, shape, &module, diag);
+    r->timings.emit_ms = exec_now_ms() - t0;
+    if (!s) s = verify_and_compile(r, module, entry_name, key, out, diag);
+    if (!s) r->timings.cache = o2m_exec_cache_state(*out);
+    mlirContextDestroy(mc);
+  }
+  r->timings.transform_ms = model->transform_ms;
+  if (s && *out) {
+    o2m_exec_free(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
 o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n_inputs,
                          const o2m_tensor *const *inputs, o2m_tensor **outputs, o2m_arena *arena,
                          o2m_run_phase *failed, o2m_diag *diag) {
@@ -261,35 +298,11 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   o2m_io_value *shape = o->output_values;
   int n_out = 0, n_flat_out = n_graph_out;
   o2m_tensor **outs = NULL;
-  enter(&r, O2M_PHASE_EMIT);
-  double t_key = exec_now_ms();
-  const char *key = run_cache_key(model, o, o2m_rt_blas_available() | o2m_rt_dnnl_available() << 1, n_inputs, inputs, arena);
-  o2m_exec *cached = NULL;
-  if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, &cached) == O2M_OK) {
-    /* the code is there (its "compile": hashing the model, loading the
-     * code); on Linalg the rewrite alone gives the weights it takes (TOSA's
-     * code holds its weights) */
-    r.timings.compile_ms = exec_now_ms() - t_key;
-    s = o->target == O2M_TARGET_LINALG ? o2m_linalg_prepare(model, diag) : O2M_OK;
-    r.timings.emit_ms = exec_now_ms() - t0 - r.timings.compile_ms;
-    r.timings.transform_ms = model->transform_ms;
-    if (s)
-      o2m_exec_free(cached);
-    else
-      s = call_compiled(&r, cached, entry_name, model->graph, n_flat_in, flat_in, &n_out, &outs, n_flat_out, arena,
-                        diag);
-  } else {
-    MlirContext mc = o2m_exec_context_create();
-    MlirModule module;
-    s = build(model, mc, o->profile, o->input_values, shape, &module, diag);
-    r.timings.emit_ms = exec_now_ms() - t0;
-    r.timings.transform_ms = model->transform_ms;
-    for (int i = 0; shape && i < n_graph_out; i++) n_flat_out += shape[i].count - 1; /* the emitter counted */
-    if (!s)
-      s = compile_and_call(&r, module, entry_name, model->graph, key, n_flat_in, flat_in, &n_out, &outs, n_flat_out,
-                           arena, diag);
-    mlirContextDestroy(mc);
-  }
+  o2m_exec *exec = NULL;
+  s = obtain_code(&r, model, build, t0, n_inputs, inputs, shape, arena, &exec, diag);
+  for (int i = 0; !s && shape && i < n_graph_out; i++) n_flat_out += shape[i].count - 1; /* the emitter counted */
+  if (!s)
+    s = call_compiled(&r, exec, entry_name, model->graph, n_flat_in, flat_in, &n_out, &outs, n_flat_out, arena, diag);
   if (s) return s;
   if (!shape) {
     for (int i = 0; i < n_out; i++) outputs[i] = outs[i];
@@ -333,26 +346,8 @@ o2m_status o2m_run_prepare(o2m_model *model, const o2m_run_options *options, int
                       : o2m_specialize_inputs(model, n_inputs, inputs, diag)))
     return s;
   r.timings.infer_ms = exec_now_ms() - t0;
-  enter(&r, O2M_PHASE_EMIT);
   o2m_arena scratch = {0};
-  double t_key = exec_now_ms();
-  const char *key = run_cache_key(model, o, o2m_rt_blas_available() | o2m_rt_dnnl_available() << 1, n_inputs, inputs,
-                                  &scratch);
-  if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, out) == O2M_OK) {
-    r.timings.compile_ms = exec_now_ms() - t_key;
-    s = o->target == O2M_TARGET_LINALG ? o2m_linalg_prepare(model, diag) : O2M_OK; /* the weights it takes */
-    r.timings.emit_ms = exec_now_ms() - t0 - r.timings.compile_ms;
-    r.timings.cache = O2M_CACHE_HIT;
-  } else {
-    MlirContext mc = o2m_exec_context_create();
-    MlirModule module;
-    s = build(model, mc, 0, NULL, NULL, &module, diag);
-    r.timings.emit_ms = exec_now_ms() - t0;
-    if (!s) s = verify_and_compile(&r, module, entry_name, key, out, diag);
-    if (!s) r.timings.cache = o2m_exec_cache_state(*out);
-    mlirContextDestroy(mc);
-  }
-  r.timings.transform_ms = model->transform_ms;
+  s = obtain_code(&r, model, build, t0, n_inputs, inputs, NULL, &scratch, out, diag);
   o2m_arena_free(&scratch);
   if (!s && o2m_exec_output_count(*out) != model->graph->n_outputs)
     s = o2m_fail(diag, O2M_ERR_INTERNAL, "@%s returns %d results for %d graph outputs", entry_name,

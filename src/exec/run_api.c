@@ -10,37 +10,13 @@
 #include "util/diag.h"
 
 
-/* Checks a given tensor's size and wraps it as an o2m_tensor. */
+/* Checks a given tensor against the model's input i (session_check_input)
+ * and wraps it as an o2m_tensor. */
 static o2m_status wrap_input(o2m_model *model, int i, const o2m_tensor_data *d, o2m_arena *arena,
                              o2m_tensor **out, o2m_diag *diag) {
-  const o2m_value *v = o2m_runtime_input(model, i);
-  if (d->name && strcmp(d->name, v->name) != 0)
-    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input %d is '%s', not '%s'", model->path, i, v->name, d->name);
-  int bits = d->dtype > 0 && d->dtype < O2M_DT_COUNT ? o2m_dtype_bits((o2m_dtype)d->dtype) : 0;
-  if (bits < 8 && d->dtype != O2M_DT_BOOL)
-    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s': dtype %d is not one o2m_model_run takes", model->path,
-                    v->name, d->dtype);
-  if (d->rank < 0 || d->rank > 64 || (d->rank && !d->dims))
-    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s': rank %d", model->path, v->name, d->rank);
-  o2m_tensor *t = o2m_arena_alloc(arena, sizeof(*t));
-  int64_t *dims = o2m_arena_array(arena, (size_t)d->rank + 1, sizeof(*dims));
-  if (!t || !dims) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  memset(t, 0, sizeof(*t));
-  int64_t count = 1;
-  for (int k = 0; k < d->rank; k++) {
-    if (d->dims[k] < 0 || (d->dims[k] && count > INT64_MAX / 64 / d->dims[k]))
-      return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s': dim %d is %lld", model->path, v->name, k,
-                      (long long)d->dims[k]);
-    count *= dims[k] = d->dims[k];
-  }
-  size_t want = (size_t)count * (size_t)(bits < 8 ? 1 : bits / 8);
-  if (d->nbytes != want || (want && !d->data))
-    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s' holds %zu bytes; %s of %lld elements takes %zu",
-                    model->path, v->name, d->nbytes, o2m_dtype_name((o2m_dtype)d->dtype), (long long)count, want);
-  *t = (o2m_tensor){.name = v->name, .dtype = (o2m_dtype)d->dtype, .rank = d->rank, .dims = dims,
-                    .count = count, .data = d->data, .nbytes = d->nbytes, .origin = O2M_DATA_INLINE};
-  *out = t;
-  return O2M_OK;
+  o2m_value_desc want;
+  o2m_status s = o2m_model_input(model, i, &want, diag);
+  return s ? s : session_check_input(model->path, i, &want, d, arena, out, diag);
 }
 
 o2m_status o2m_model_run(o2m_model *model, const o2m_run_config *config, int n_inputs,

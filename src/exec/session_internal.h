@@ -57,6 +57,11 @@ o2m_status session_describe(session *s, o2m_diag *diag);
 /* Checks the target lowers every node; compiles a static model's variant. */
 o2m_status session_prepare(session *s, o2m_diag *diag);
 void session_destroy(session *s);
+/* Input i of a call (`d`) checked against its declared description
+ * (dtype, rank, fixed dims, byte count, data present), as a tensor in
+ * `arena`; messages name `model_name`. o2m_model_run checks with it too. */
+o2m_status session_check_input(const char *model_name, int i, const o2m_value_desc *want, const o2m_tensor_data *d,
+                               o2m_arena *arena, o2m_tensor **out, o2m_diag *diag);
 /* The call's inputs checked against the declared ones, as tensors in `arena`. */
 o2m_status session_check_inputs(const session *s, int n, const o2m_tensor_data *inputs, o2m_arena *arena,
                                 o2m_tensor ***out, o2m_diag *diag);

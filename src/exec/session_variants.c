@@ -77,21 +77,20 @@ o2m_status session_describe(session *s, o2m_diag *diag) {
 
 /* ---- a call's inputs ------------------------------------------------------ */
 
-static o2m_status check_input(const session *s, int i, const o2m_tensor_data *d, o2m_arena *arena, o2m_tensor **out,
-                              o2m_diag *diag) {
-  const o2m_value_desc *want = &s->input_desc[i];
+o2m_status session_check_input(const char *model_name, int i, const o2m_value_desc *want, const o2m_tensor_data *d,
+                               o2m_arena *arena, o2m_tensor **out, o2m_diag *diag) {
   if (d->name && strcmp(d->name, want->name) != 0)
-    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input %d is '%s', not '%s'", s->name, i, want->name, d->name);
+    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input %d is '%s', not '%s'", model_name, i, want->name, d->name);
   int known = d->dtype > 0 && d->dtype < O2M_DT_COUNT;
   int bits = known ? o2m_dtype_bits((o2m_dtype)d->dtype) : 0;
   if (!known || (want->dtype && d->dtype != want->dtype))
-    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s' must be %s but was given dtype %s", s->name, want->name,
+    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s' must be %s but was given dtype %s", model_name, want->name,
                     want->type, known ? o2m_dtype_name((o2m_dtype)d->dtype) : "(no ONNX dtype)");
   if ((bits < 8 && d->dtype != O2M_DT_BOOL) || d->dtype == O2M_DT_STRING)
-    return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "%s: input '%s': sessions do not take %s tensors", s->name, want->name,
+    return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "%s: input '%s': sessions do not take %s tensors", model_name, want->name,
                     o2m_dtype_name((o2m_dtype)d->dtype));
   if (d->rank < 0 || d->rank > 64 || (d->rank && !d->dims) || (want->rank >= 0 && d->rank != want->rank))
-    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s' must be %s but was given rank %d", s->name, want->name,
+    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s' must be %s but was given rank %d", model_name, want->name,
                     want->type, d->rank);
   o2m_tensor *t = o2m_arena_alloc(arena, sizeof(*t));
   int64_t *dims = o2m_arena_array(arena, (size_t)d->rank + 1, sizeof(*dims));
@@ -101,15 +100,15 @@ static o2m_status check_input(const session *s, int i, const o2m_tensor_data *d,
   for (int k = 0; k < d->rank; k++) {
     int64_t n = d->dims[k];
     if (n < 0 || (n && count > INT64_MAX / 64 / n))
-      return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s': dim %d is %lld", s->name, want->name, k, (long long)n);
+      return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s': dim %d is %lld", model_name, want->name, k, (long long)n);
     if (want->rank == d->rank && want->dims[k] >= 0 && want->dims[k] != n)
-      return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s' must be %s but its dim %d is %lld", s->name, want->name,
+      return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s' must be %s but its dim %d is %lld", model_name, want->name,
                       want->type, k, (long long)n);
     count *= dims[k] = n;
   }
   size_t size = (size_t)count * (size_t)(bits < 8 ? 1 : bits / 8);
   if (d->nbytes != size || (size && !d->data))
-    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s' holds %zu bytes%s; %s of %lld elements takes %zu", s->name,
+    return o2m_fail(diag, O2M_ERR_USAGE, "%s: input '%s' holds %zu bytes%s; %s of %lld elements takes %zu", model_name,
                     want->name, d->nbytes, size && !d->data ? " at NULL" : "", o2m_dtype_name((o2m_dtype)d->dtype),
                     (long long)count, size);
   *t = (o2m_tensor){.name = want->name, .dtype = (o2m_dtype)d->dtype, .rank = d->rank, .dims = dims,
@@ -144,7 +143,7 @@ o2m_status session_check_inputs(const session *s, int n, const o2m_tensor_data *
   o2m_tensor **given = o2m_arena_array(arena, (size_t)n + 1, sizeof(*given));
   if (!given) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   for (int i = 0; i < n; i++) {
-    o2m_status st = check_input(s, i, &inputs[i], arena, &given[i], diag);
+    o2m_status st = session_check_input(s->name, i, &s->input_desc[i], &inputs[i], arena, &given[i], diag);
     if (st) return st;
   }
   o2m_status st = check_named_dims(s, given, diag);
