@@ -1,5 +1,5 @@
 // ort_time.mjs - onnxruntime's side of run_bench.sh: creates a session for
-// MODEL on one thread (intra- and inter-op), runs it N times on INPUT.npy
+// MODEL on one thread (intra-op: ORT_THREADS, default 1; inter-op 1), runs it N times on INPUT.npy
 // (float32, the model's first input) and writes the first output to
 // OUT.npy. Prints one JSON line: session-create ms, median and min run ms.
 // No separate warmup: the first run is one of the N, as in `onnx2mlir run
@@ -41,7 +41,7 @@ if (!nArg) {
 const n = Number(nArg);
 const t0 = performance.now();
 const session = await ort.InferenceSession.create(model, {
-  intraOpNumThreads: 1,
+  intraOpNumThreads: Number(process.env.ORT_THREADS || 1), // ORT_THREADS: threads_bench.sh
   interOpNumThreads: 1,
   executionMode: 'sequential',
   graphOptimizationLevel: 'all',

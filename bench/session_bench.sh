@@ -27,5 +27,10 @@ if [ ! -f bench/node_modules/onnxruntime-node/package.json ]; then
 fi
 pymod="$out/pymod/onnx2mlir"
 mkdir -p "$pymod" && cp python/onnx2mlir/*.py "$build/python/_config.py" "$pymod/"
+models="$out/small_cnn.onnx $out/resnet_small.onnx $out/encoder_small.onnx"
+# the torchvision models too where Debian's PyTorch made them (make_torchvision_models.py)
+for m in resnet18 mobilenet_v2 squeezenet bert_encoder vit_small; do
+  [ -f "$out/$m.onnx" ] && models="$models $out/$m.onnx"
+done
 PYTHONPATH="$out/pymod" ONNX2MLIR_LIBRARY="$build/libonnx2mlir.so" /usr/bin/python3 bench/session_bench.py \
-  "$build" "$out" "$runs" "$out/small_cnn.onnx" "$out/resnet_small.onnx" "$out/encoder_small.onnx"
+  "$build" "$out" "$runs" $models

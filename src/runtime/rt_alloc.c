@@ -7,9 +7,9 @@
  * returns the larger ones to the system at each free (mmap'd chunks, heap
  * trimming) and the next call pays a page fault per 4 KiB it touches
  * (a 2-layer encoder called from a small program: 49 ms a call against
- * 4.7 ms with the memory kept). A thread keeps at most RT_CACHE_BYTES in
- * at most RT_CACHE_SLOTS buffers; what does not fit is freed, and a
- * thread's cache is freed when the thread ends. Every buffer has a 64-byte
+ * 4.7 ms with the memory kept). A thread keeps at most RT_CACHE_BYTES,
+ * in lists by size (a hash of the size picks the list); what does not fit
+ * is freed, and a thread's cache is freed when the thread ends. Every buffer has a 64-byte
  * header before it (its size and the address malloc gave), so buffers
  * must go back through o2m_rt_free, never free().
  */
@@ -20,20 +20,22 @@
 
 #include "runtime/rt_internal.h"
 
-enum { HEADER = 64, RT_CACHE_SLOTS = 64 };
+enum { HEADER = 64, RT_CACHE_LISTS = 256 };
 #define RT_CACHE_BYTES ((size_t)256 << 20)
 
 typedef struct header {
-  size_t size;   /* the bytes asked for, rounded up to 64 */
-  size_t align;  /* the alignment given */
-  void *base;    /* what malloc returned */
+  size_t size;         /* the bytes asked for, rounded up to 64 */
+  size_t align;        /* the alignment given */
+  void *base;          /* what malloc returned */
+  struct header *next; /* in its cache list */
 } header;
 
 typedef struct cache {
-  int n;
   size_t bytes;
-  void *blocks[RT_CACHE_SLOTS];
+  header *lists[RT_CACHE_LISTS];
 } cache;
+
+static size_t list_of(size_t size) { return (size / 64 * 2654435761u) % RT_CACHE_LISTS; }
 
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
@@ -42,7 +44,8 @@ static header *header_of(void *p) { return (header *)((char *)p - HEADER); }
 
 static void release_cache(void *c) {
   cache *k = c;
-  for (int i = 0; k && i < k->n; i++) free(header_of(k->blocks[i])->base);
+  for (int i = 0; k && i < RT_CACHE_LISTS; i++)
+    for (header *h = k->lists[i], *next; h; h = next) next = h->next, free(h->base);
   free(k);
 }
 
@@ -62,20 +65,19 @@ void *o2m_rt_aligned_alloc(size_t align, size_t size) {
   if (align < 64) align = 64;
   size = (size + 63) & ~(size_t)63;
   cache *c = thread_cache();
-  for (int i = 0; c && i < c->n; i++) {
-    header *h = header_of(c->blocks[i]);
+  for (header **p = c ? &c->lists[list_of(size)] : NULL; p && *p; p = &(*p)->next) {
+    header *h = *p;
     if (h->size != size || h->align != align) continue;
-    void *p = c->blocks[i];
-    c->blocks[i] = c->blocks[--c->n];
+    *p = h->next;
     c->bytes -= size;
-    return p;
+    return (char *)h + HEADER;
   }
   if (size > SIZE_MAX - HEADER - align) return NULL;
   char *base = malloc(size + HEADER + align);
   if (!base) return NULL;
   uintptr_t at = ((uintptr_t)base + HEADER + align - 1) & ~(uintptr_t)(align - 1);
   header *h = (header *)(at - HEADER);
-  *h = (header){size, align, base};
+  *h = (header){size, align, base, NULL};
   return (void *)at;
 }
 
@@ -85,8 +87,10 @@ void o2m_rt_free(void *p) {
   if (!p) return;
   header *h = header_of(p);
   cache *c = thread_cache();
-  if (c && c->n < RT_CACHE_SLOTS && c->bytes + h->size <= RT_CACHE_BYTES) {
-    c->blocks[c->n++] = p;
+  if (c && c->bytes + h->size <= RT_CACHE_BYTES) {
+    header **list = &c->lists[list_of(h->size)];
+    h->next = *list;
+    *list = h;
     c->bytes += h->size;
     return;
   }
