@@ -271,6 +271,24 @@ static o2m_status obtain_code(run_state *r, o2m_model *model, module_builder bui
   return s;
 }
 
+/* The target's module builder, and the model specialised as the options
+ * say: to the values given (sequences, optionals), to the inputs' shapes,
+ * or (generic) to the values of parameter inputs alone. t0: when the run
+ * began. */
+static o2m_status specialize(run_state *r, o2m_model *model, int n_inputs, const o2m_tensor *const *inputs, double t0,
+                             module_builder *build, o2m_diag *diag) {
+  const o2m_run_options *o = r->options;
+  *r->failed = O2M_PHASE_EMIT;
+  o2m_status s = target_builder(o, build, diag);
+  if (s) return s;
+  enter(r, O2M_PHASE_INFER);
+  s = o->input_values ? o2m_specialize_values(model, n_inputs, o->input_values, diag)
+      : o->generic    ? o2m_specialize_parameters(model, n_inputs, inputs, diag)
+                      : o2m_specialize_inputs(model, n_inputs, inputs, diag);
+  r->timings.infer_ms = exec_now_ms() - t0;
+  return s;
+}
+
 o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n_inputs,
                          const o2m_tensor *const *inputs, o2m_tensor **outputs, o2m_arena *arena,
                          o2m_run_phase *failed, o2m_diag *diag) {
@@ -280,14 +298,8 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options, int n
   const o2m_run_options *o = r.options = private_cache(r.options, &uncached, diag);
   double t0 = exec_now_ms();
   module_builder build = NULL;
-  *r.failed = O2M_PHASE_EMIT;
-  o2m_status s = target_builder(o, &build, diag);
+  o2m_status s = specialize(&r, model, n_inputs, inputs, t0, &build, diag);
   if (s) return s;
-  enter(&r, O2M_PHASE_INFER);
-  if ((s = o->input_values ? o2m_specialize_values(model, n_inputs, o->input_values, diag)
-                           : o2m_specialize_inputs(model, n_inputs, inputs, diag)))
-    return s;
-  r.timings.infer_ms = exec_now_ms() - t0;
   int n_graph_out = model->graph->n_outputs, n_flat_in = n_inputs;
   const o2m_tensor *const *flat_in = inputs;
   if (o->input_values) {
@@ -334,18 +346,12 @@ o2m_status o2m_run_prepare(o2m_model *model, const o2m_run_options *options, int
   o2m_run_phase ignored;
   o2m_run_options uncached;
   run_state r = {options ? options : &default_options, failed ? failed : &ignored};
-  const o2m_run_options *o = r.options = private_cache(r.options, &uncached, diag);
+  r.options = private_cache(r.options, &uncached, diag);
   *out = NULL;
   double t0 = exec_now_ms();
   module_builder build = NULL;
-  *r.failed = O2M_PHASE_EMIT;
-  o2m_status s = target_builder(o, &build, diag);
+  o2m_status s = specialize(&r, model, n_inputs, inputs, t0, &build, diag);
   if (s) return s;
-  enter(&r, O2M_PHASE_INFER);
-  if ((s = o->generic ? o2m_specialize_parameters(model, n_inputs, inputs, diag)
-                      : o2m_specialize_inputs(model, n_inputs, inputs, diag)))
-    return s;
-  r.timings.infer_ms = exec_now_ms() - t0;
   o2m_arena scratch = {0};
   s = obtain_code(&r, model, build, t0, n_inputs, inputs, NULL, &scratch, out, diag);
   o2m_arena_free(&scratch);
