@@ -67,8 +67,22 @@ o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
  *                   the argument attributes {O2M_WEIGHT_ARG_ATTR =
  *                   "<initializer name>", bufferization.writable = false};
  *                   the caller passes the model's own data for them, so
- *                   weights are never compiled into the code. */
-enum { O2M_JIT = 1, O2M_JIT_SGEMM = 2, O2M_JIT_WEIGHT_ARGS = 4, O2M_JIT_PROFILE = 8, O2M_JIT_DNNL = 16, O2M_JIT_KERNELS = 32 };
+ *                   weights are never compiled into the code;
+ *   O2M_JIT_QUANT   quantized ops through the runtime's quantized kernels,
+ *                   left as written by the transform layer: a
+ *                   com.microsoft MatMulNBits on float32 is one call of
+ *                   O2M_MATMUL_NBITS_CALL that reads the packed weights
+ *                   (lower_quant.c); without the flag, its float
+ *                   decomposition. */
+enum {
+  O2M_JIT = 1,
+  O2M_JIT_SGEMM = 2,
+  O2M_JIT_WEIGHT_ARGS = 4,
+  O2M_JIT_PROFILE = 8,
+  O2M_JIT_DNNL = 16,
+  O2M_JIT_KERNELS = 32,
+  O2M_JIT_QUANT = 64
+};
 #define O2M_WEIGHT_ARG_ATTR "onnx2mlir.weight"
 
 /* Builds the Linalg module in `mc` (whose dialects it loads) without

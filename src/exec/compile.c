@@ -31,6 +31,7 @@
 #include "emit/linalg/lower.h"
 #include "exec/compile.h"
 #include "exec/exec_internal.h"
+#include "exec/run.h"
 #include "util/diag.h"
 #include "util/hash.h"
 
@@ -352,7 +353,8 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
   MlirModule module = {NULL};
   /* the JIT's routes into the runtime's kernels, whichever the process
    * that runs the library finds (loops for the rest) */
-  int flags = O2M_JIT | O2M_JIT_WEIGHT_ARGS | O2M_JIT_SGEMM | O2M_JIT_KERNELS | (o2m_rt_dnnl_built() ? O2M_JIT_DNNL : 0);
+  int flags = O2M_JIT | O2M_JIT_WEIGHT_ARGS | O2M_JIT_SGEMM | O2M_JIT_KERNELS | (o2m_rt_dnnl_built() ? O2M_JIT_DNNL : 0) |
+              (o2m_run_quant_kernels() ? O2M_JIT_QUANT : 0);
   char runtime[PATH_MAX];
   if (!s) s = runtime_dir(runtime, sizeof(runtime), diag);
   if (!s) s = o2m_emit_linalg_module_io(model, mc, flags, NULL, NULL, &module, diag);

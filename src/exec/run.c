@@ -21,14 +21,24 @@
 typedef o2m_status (*module_builder)(o2m_model *model, MlirContext mc, int profile, const o2m_io_value *inputs,
                                      o2m_io_value *outputs, MlirModule *out, o2m_diag *diag);
 
+static int env_on(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+int o2m_run_quant_kernels(void) { return !env_on("ONNX2MLIR_NO_QUANT_KERNELS"); }
+
+int o2m_run_linalg_flags(int profile) {
+  /* ONNX2MLIR_WEIGHTS_IN_CODE=1: weights compiled in as constants (for comparison) */
+  int weight_args = env_on("ONNX2MLIR_WEIGHTS_IN_CODE") ? 0 : O2M_JIT_WEIGHT_ARGS;
+  return O2M_JIT | O2M_JIT_KERNELS | weight_args | (o2m_rt_blas_available() ? O2M_JIT_SGEMM : 0) |
+         (o2m_rt_dnnl_available() ? O2M_JIT_DNNL : 0) | (profile ? O2M_JIT_PROFILE : 0) |
+         (o2m_run_quant_kernels() ? O2M_JIT_QUANT : 0);
+}
+
 static o2m_status build_linalg(o2m_model *model, MlirContext mc, int profile, const o2m_io_value *inputs,
                                o2m_io_value *outputs, MlirModule *out, o2m_diag *diag) {
-  /* ONNX2MLIR_WEIGHTS_IN_CODE=1: weights compiled in as constants (for comparison) */
-  const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
-  int weight_args = !(in_code && *in_code && strcmp(in_code, "0") != 0) ? O2M_JIT_WEIGHT_ARGS : 0;
-  int flags = O2M_JIT | O2M_JIT_KERNELS | weight_args | (o2m_rt_blas_available() ? O2M_JIT_SGEMM : 0) |
-              (o2m_rt_dnnl_available() ? O2M_JIT_DNNL : 0) | (profile ? O2M_JIT_PROFILE : 0);
-  return o2m_emit_linalg_module_io(model, mc, flags, inputs, outputs, out, diag);
+  return o2m_emit_linalg_module_io(model, mc, o2m_run_linalg_flags(profile), inputs, outputs, out, diag);
 }
 
 static o2m_status build_tosa(o2m_model *model, MlirContext mc, int profile, const o2m_io_value *inputs,
@@ -246,12 +256,13 @@ static o2m_status obtain_code(run_state *r, o2m_model *model, module_builder bui
   const o2m_run_options *o = r->options;
   enter(r, O2M_PHASE_EMIT);
   double t_key = exec_now_ms();
-  const char *key = run_cache_key(model, o, o2m_rt_blas_available() | o2m_rt_dnnl_available() << 1, n_inputs, inputs,
-                                  arena);
+  const char *key = run_cache_key(model, o,
+                                  o2m_rt_blas_available() | o2m_rt_dnnl_available() << 1 | o2m_run_quant_kernels() << 2,
+                                  n_inputs, inputs, arena);
   o2m_status s;
   if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, out) == O2M_OK) {
     r->timings.compile_ms = exec_now_ms() - t_key;
-    s = o->target == O2M_TARGET_LINALG ? o2m_linalg_prepare(model, diag) : O2M_OK;
+    s = o->target == O2M_TARGET_LINALG ? o2m_linalg_prepare(model, o2m_run_linalg_flags(o->profile), diag) : O2M_OK;
     r->timings.emit_ms = exec_now_ms() - t0 - r->timings.compile_ms;
     r->timings.cache = O2M_CACHE_HIT;
   } else {

@@ -102,6 +102,14 @@ typedef struct o2m_run_options {
   int threads;
 } o2m_run_options;
 
+/* The Linalg module's routes into the runtime for the JIT (emit.h's
+ * for_jit): the kernels this process found, run --profile's marks, and
+ * the quantized kernels unless ONNX2MLIR_NO_QUANT_KERNELS=1 (then
+ * quantized ops run as their float decompositions, for comparison:
+ * o2m_run_quant_kernels says which). */
+int o2m_run_linalg_flags(int profile);
+int o2m_run_quant_kernels(void);
+
 /* Specialises `model` to the shapes of `inputs` (one per runtime input,
  * o2m_runtime_input order), emits it for options->target, verifies,
  * compiles and calls it. The model is rewritten in place (load it afresh

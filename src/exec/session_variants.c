@@ -387,7 +387,7 @@ o2m_status session_prepare(session *s, o2m_diag *diag) {
    * checked now, on a fresh load */
   o2m_model *m = NULL;
   o2m_status st = session_load_model(s, &m, diag);
-  if (!st) st = s->options.target == O2M_TARGET_TOSA ? o2m_tosa_prepare(m, diag) : o2m_linalg_prepare(m, diag);
+  if (!st) st = s->options.target == O2M_TARGET_TOSA ? o2m_tosa_prepare(m, diag) : o2m_linalg_prepare(m, o2m_run_linalg_flags(0), diag);
   o2m_model_free(m);
   return st;
 }

@@ -38,5 +38,12 @@
  * max_out, iou, score_threshold, has_threshold, center_point_box). */
 #define O2M_TOPK_CALL "o2m_topk_f32"
 #define O2M_NMS_CALL "o2m_nms_f32"
+/* onnxruntime's MatMulNBits on float32, the weights read packed
+ * (rt_nbits.c): O2M_MATMUL_NBITS_CALL(A, B, scales, zero points packed,
+ * zero points float, bias, Y, K, N, bits, block_size, flags) on unranked
+ * buffers (A, scales, float zero points, bias, Y float32; B and packed
+ * zero points i8), flags 1 | 2 | 4: packed zero points, float zero points,
+ * bias there (an absent one is passed as any buffer). */
+#define O2M_MATMUL_NBITS_CALL "o2m_matmul_nbits_f32"
 
 #endif

@@ -12,6 +12,7 @@ int rt_kernel_symbols(o2m_rt_symbol *out);  /* 2 */
 o2m_rt_symbol rt_memref_copy_symbol(void);
 o2m_rt_symbol rt_branch_failed_symbol(void);
 o2m_rt_symbol rt_profile_symbol(void);
+o2m_rt_symbol rt_nbits_symbol(void);
 o2m_rt_symbol rt_alloc_symbols_at(int i); /* 0..2: alloc, aligned alloc, free */
 
 /* oneDNN's threaded sgemm (rt_dnnl.c) for o2m_rt_gemm when a call has

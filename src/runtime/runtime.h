@@ -3,7 +3,7 @@
  * Owns: the kernels generated code calls (rt_abi.h names them): products
  * through OpenBLAS, convolutions, pools and packed products through
  * oneDNN (each loaded at run time when present; plain C loops otherwise),
- * TopK and NonMaxSuppression, strided copies, the branch-failure stop and
+ * TopK and NonMaxSuppression, MatMulNBits on packed weights, strided copies, the branch-failure stop and
  * the profile marks; and the per-model state those kernels keep (oneDNN
  * primitives, packed weights), keyed by an owner the caller names.
  *

@@ -322,7 +322,7 @@ case("ms_dequantize_linear_per_axis", [helper.make_node("DequantizeLinear", ["x"
      [("x", (2, 3, 4), I8)], ["y"], [("s", np.array([0.1, 0.2, 0.3], np.float32)), ("zp", np.array([0, 1, -2], np.int8))])
 
 
-def nbits_case(name, bits, k, n, block, with_zp, zp_float=False, g_idx=False):
+def nbits_case(name, bits, k, n, block, with_zp, zp_float=False, g_idx=False, a_shape=None, bias=False):
     n_blocks = (k + block - 1) // block
     blob = block * bits // 8
     inits = [("b", random_of((n, n_blocks, blob), U8)), ("scales", (rng.random(n * n_blocks) * 0.1).astype(np.float32))]
@@ -334,8 +334,11 @@ def nbits_case(name, bits, k, n, block, with_zp, zp_float=False, g_idx=False):
     if g_idx:  # each row of K in a block of its own choosing
         inits.append(("g_idx", rng.integers(0, n_blocks, size=k).astype(np.int32)))
         names += ["g_idx"] if with_zp else ["", "g_idx"]
+    if bias:
+        inits.append(("bias", arr(n)))
+        names += [""] * (5 - len(names)) + ["bias"]
     case(name, [helper.make_node("MatMulNBits", names, ["y"], domain=MS, K=k, N=n, bits=bits, block_size=block)],
-         [("a", (2, k))], ["y"], inits)
+         [("a", a_shape or (2, k))], ["y"], inits)
 
 
 nbits_case("matmul_nbits_4bit", 4, 32, 5, 16, False)
@@ -527,6 +530,19 @@ def write_case(name, nodes, inputs, outputs, inits, ms_opset, opset, optimize, r
         with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
             f.write(numpy_helper.from_array(a, n).SerializeToString())
     return d
+
+
+# ---- MatMulNBits through the runtime's kernel (rt_nbits.c): blocks of 16-byte
+# multiples (its vector loop), one row and a few (dot products on the packed
+# values), many rows (dequantized tiles and BLAS); a partial last block, bias
+nbits_case("matmul_nbits_kernel_2bit_row_zp", 2, 256, 24, 64, True, a_shape=(1, 256))
+nbits_case("matmul_nbits_kernel_2bit_rows", 2, 128, 8, 64, False, a_shape=(3, 5, 128))
+nbits_case("matmul_nbits_kernel_4bit_row_bias", 4, 96, 40, 64, True, a_shape=(1, 1, 96), bias=True)
+nbits_case("matmul_nbits_kernel_4bit_3rows", 4, 64, 24, 32, True, a_shape=(3, 64))
+nbits_case("matmul_nbits_kernel_4bit_rows_bias", 4, 128, 40, 32, True, a_shape=(2, 33, 128), bias=True)
+nbits_case("matmul_nbits_kernel_4bit_rows_float_zp", 4, 64, 24, 32, True, zp_float=True, a_shape=(6, 64))
+nbits_case("matmul_nbits_kernel_8bit_row", 8, 64, 16, 16, False, a_shape=(1, 64))
+nbits_case("matmul_nbits_kernel_8bit_rows_zp", 8, 80, 16, 32, True, a_shape=(8, 80))
 
 
 def main():

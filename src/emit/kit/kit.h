@@ -75,6 +75,9 @@ typedef struct lw_target {
   /* NULL, or the lowering of an op the target lowers only for the JIT
    * (lw_ctx.for_jit), outside its table: checked first there. */
   lw_lower_fn (*jit_lowering_for)(int for_jit, const char *domain, const char *op_type);
+  /* NULL, or whether the transform layer leaves this node as written for
+   * the JIT's module (a runtime kernel lowers it, jit_lowering_for). */
+  int (*jit_keeps)(int for_jit, const o2m_node *n);
 } lw_target;
 
 
@@ -376,8 +379,9 @@ o2m_status lw_emit_module(const lw_target *target, o2m_model *model, MlirContext
                           int for_jit, const struct o2m_io_value *inputs,
                           struct o2m_io_value *outputs, MlirModule *out, o2m_diag *diag);
 /* Its first steps alone: the rewrite and the list of nodes it cannot
- * lower (the model as lw_emit_module would emit it, nothing built). */
-o2m_status lw_prepare_model(const lw_target *target, o2m_model *model, o2m_diag *diag);
+ * lower (the model as lw_emit_module would emit it for for_jit, nothing
+ * built). */
+o2m_status lw_prepare_model(const lw_target *target, o2m_model *model, int for_jit, o2m_diag *diag);
 /* Writes a module as text, or as bytecode when `bytecode`. */
 void lw_print_module(MlirModule module, int bytecode, FILE *out);
 

@@ -35,24 +35,33 @@ static const o2m_graph *untaken_branch(const o2m_node *n) {
   return branch && branch->type == O2M_ATTR_GRAPH ? branch->g : NULL;
 }
 
+/* A target and what its module is for (lw_ctx.for_jit). */
+typedef struct target_use {
+  const lw_target *target;
+  int for_jit;
+} target_use;
+
 static int keeps_op(const o2m_node *n, void *user) {
-  const lw_target *target = user;
+  const target_use *use = user;
+  const lw_target *target = use->target;
+  if (use->for_jit && target->jit_keeps && target->jit_keeps(use->for_jit, n)) return 1;
   if (!target->lowering_for(n->domain, n->op_type)) return 0;
   return !target->keeps || target->keeps(n);
 }
 
-static void collect_unsupported(const lw_target *target, const o2m_graph *g, report *r) {
+static void collect_unsupported(const target_use *use, const o2m_graph *g, report *r) {
+  const lw_target *target = use->target;
   for (int i = 0; i < g->n_nodes; i++) {
     const o2m_node *n = g->nodes[i];
     const o2m_graph *skip = untaken_branch(n);
     for (int a = 0; a < n->n_attrs; a++) {
       if (n->attrs[a].type == O2M_ATTR_GRAPH && n->attrs[a].g && n->attrs[a].g != skip &&
           !n->attrs[a].g->unbuildable)
-        collect_unsupported(target, n->attrs[a].g, r);
+        collect_unsupported(use, n->attrs[a].g, r);
       for (int k = 0; n->attrs[a].type == O2M_ATTR_GRAPHS && k < n->attrs[a].count; k++)
-        collect_unsupported(target, n->attrs[a].graphs[k], r);
+        collect_unsupported(use, n->attrs[a].graphs[k], r);
     }
-    if (!lw_node_needs_code(n) || keeps_op(n, (void *)target)) continue;
+    if (!lw_node_needs_code(n) || keeps_op(n, (void *)use)) continue;
     if (r->count++ >= 12 || r->len >= sizeof(r->text) - 1) continue;
     const char *why = n->rewrite_failure ? strstr(n->rewrite_failure, "): ") : NULL;
     char none[64];
@@ -286,11 +295,12 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
 }
 
 
-o2m_status lw_prepare_model(const lw_target *target, o2m_model *model, o2m_diag *diag) {
-  o2m_status s = o2m_transform_for_target(model, keeps_op, (void *)target, diag);
+o2m_status lw_prepare_model(const lw_target *target, o2m_model *model, int for_jit, o2m_diag *diag) {
+  target_use use = {target, for_jit};
+  o2m_status s = o2m_transform_for_target(model, keeps_op, &use, diag);
   if (s) return s;
   report r = {{0}, 0, 0};
-  collect_unsupported(target, model->graph, &r);
+  collect_unsupported(&use, model->graph, &r);
   if (r.count)
     return o2m_fail(diag, O2M_ERR_UNSUPPORTED, "%s: %d node%s cannot be lowered to %s:%s%s",
                     model->path, r.count, r.count == 1 ? "" : "s", target->name, r.text,
@@ -301,7 +311,7 @@ o2m_status lw_prepare_model(const lw_target *target, o2m_model *model, o2m_diag 
 o2m_status lw_emit_module(const lw_target *target, o2m_model *model, MlirContext mc,
                           int for_jit, const o2m_io_value *inputs, o2m_io_value *outputs,
                           MlirModule *out, o2m_diag *diag) {
-  o2m_status s = lw_prepare_model(target, model, diag);
+  o2m_status s = lw_prepare_model(target, model, for_jit, diag);
   if (!s && (for_jit & O2M_JIT_DNNL)) s = o2m_layout_channels_last(model, diag);
   if (s) return s;
   target->load_dialects(mc);

@@ -28,11 +28,21 @@ o2m_status o2m_emit_linalg_module(o2m_model *model, MlirContext mc, int for_jit,
   return o2m_emit_linalg_module_io(model, mc, for_jit, NULL, NULL, out, diag);
 }
 
-/* The JIT's channels-last convolutions and max pools (O2M_JIT_DNNL). */
+/* The JIT's channels-last convolutions and max pools (O2M_JIT_DNNL) and
+ * quantized kernels (O2M_JIT_QUANT, the nodes lw_jit_keeps_quant keeps). */
 static lw_lower_fn jit_lowering_for(int for_jit, const char *domain, const char *op_type) {
-  if (!(for_jit & O2M_JIT_DNNL) || strcmp(domain, "com.microsoft") != 0) return NULL;
-  if (strcmp(op_type, "NhwcFusedConv") == 0) return lw_lower_dnnl_conv;
-  if (strcmp(op_type, "NhwcMaxPool") == 0) return lw_lower_dnnl_max_pool;
+  static const struct {
+    int flag;
+    const char *op_type;
+    lw_lower_fn lower;
+  } rows[] = {
+      {O2M_JIT_DNNL, "NhwcFusedConv", lw_lower_dnnl_conv},
+      {O2M_JIT_DNNL, "NhwcMaxPool", lw_lower_dnnl_max_pool},
+      {O2M_JIT_QUANT, "MatMulNBits", lw_lower_matmul_nbits},
+  };
+  if (strcmp(domain, "com.microsoft") != 0) return NULL;
+  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+    if ((for_jit & rows[i].flag) && strcmp(op_type, rows[i].op_type) == 0) return rows[i].lower;
   return NULL;
 }
 
@@ -41,7 +51,8 @@ static const lw_target linalg_target = {.name = "Linalg",
                                         .load_dialects = load_dialects,
                                         .const_op = "arith.constant",
                                         .const_attr = "value",
-                                        .jit_lowering_for = jit_lowering_for};
+                                        .jit_lowering_for = jit_lowering_for,
+                                        .jit_keeps = lw_jit_keeps_quant};
 
 o2m_status o2m_emit_linalg_module_io(o2m_model *model, MlirContext mc, int for_jit,
                                      const struct o2m_io_value *inputs, struct o2m_io_value *outputs,
@@ -49,8 +60,8 @@ o2m_status o2m_emit_linalg_module_io(o2m_model *model, MlirContext mc, int for_j
   return lw_emit_module(&linalg_target, model, mc, for_jit, inputs, outputs, out, diag);
 }
 
-o2m_status o2m_linalg_prepare(o2m_model *model, o2m_diag *diag) {
-  return lw_prepare_model(&linalg_target, model, diag);
+o2m_status o2m_linalg_prepare(o2m_model *model, int for_jit, o2m_diag *diag) {
+  return lw_prepare_model(&linalg_target, model, for_jit, diag);
 }
 
 /* ---- import --to linalg ------------------------------------------------------ */

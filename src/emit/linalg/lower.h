@@ -98,6 +98,10 @@ o2m_status lw_for(lw_ctx *cx, MlirValue lb, MlirValue ub, int n, const MlirValue
 /* com.microsoft NhwcFusedConv and NhwcMaxPool for the JIT (O2M_JIT_DNNL;
  * lower_dnnl.c). */
 o2m_status lw_lower_dnnl_conv(lw_ctx *cx);
+/* The JIT's quantized kernels (lower_quant.c, O2M_JIT_QUANT): whether the
+ * transform layer leaves node n as written for them, and MatMulNBits. */
+int lw_jit_keeps_quant(int for_jit, const o2m_node *n);
+o2m_status lw_lower_matmul_nbits(lw_ctx *cx);
 o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx);
 
 /* o2m_emit_linalg_module for a run on `inputs` (o2m_runtime_input
@@ -118,7 +122,7 @@ MlirValue lw_blas_product(lw_ctx *cx, MlirValue a, MlirValue b, int b_transposed
 
 /* The rewrite o2m_emit_linalg_module_io starts with, alone (for code
  * loaded from the cache: the weights it computes are the arguments'). */
-o2m_status o2m_linalg_prepare(o2m_model *model, o2m_diag *diag);
+o2m_status o2m_linalg_prepare(o2m_model *model, int for_jit, o2m_diag *diag);
 o2m_status o2m_emit_linalg_module_io(o2m_model *model, MlirContext mc, int for_jit,
                                      const struct o2m_io_value *inputs, struct o2m_io_value *outputs,
                                      MlirModule *out, o2m_diag *diag);

@@ -75,7 +75,7 @@ static int keeps(const o2m_node *n) {
 static const lw_target tosa_target = {"TOSA", tw_lowering_for, load_dialects, "tosa.const",
                                       "values", keeps};
 
-o2m_status o2m_tosa_prepare(o2m_model *model, o2m_diag *diag) { return lw_prepare_model(&tosa_target, model, diag); }
+o2m_status o2m_tosa_prepare(o2m_model *model, o2m_diag *diag) { return lw_prepare_model(&tosa_target, model, O2M_JIT, diag); }
 
 /* ---- the extensions a module uses --------------------------------------------- */
 

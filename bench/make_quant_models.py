@@ -1,0 +1,67 @@
+"""make_quant_models.py - the quantized models of bench/quant_bench.sh.
+
+  nbits_decode   8 layers of onnxruntime-genai's int4 MatMulNBits, 2048 x
+                 2048 weights in blocks of 32, float scales, packed uint8 zero
+                 points (how onnxruntime-genai ships LLMs), a Mul between
+                 layers; input [1, 1, 2048]: one decode step
+  nbits_prefill  the same model on a 64-row prompt: input [1, 64, 2048]
+  nbits_tiny, nbits_tiny_prefill   one 64 x 64 layer on one row and on
+                 64 rows: the baselines of peak memory (the same code
+                 paths, tiny weights)
+Each is written as OUT/NAME.onnx with its input OUT/NAME_x.npy (the input
+is named "input", as run_bench.sh feeds it).
+  usage: make_quant_models.py OUT_DIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+MS = "com.microsoft"
+
+
+def nbits_model(name, layers, size, rows, block=32, bits=4):
+    rng = np.random.default_rng(20261205)
+    n_blocks = (size + block - 1) // block
+    blob = block * bits // 8
+    nodes, inits = [], []
+    x = "input"
+    for i in range(layers):
+        w = f"w{i}"
+        inits += [
+            numpy_helper.from_array(rng.integers(0, 256, (size, n_blocks, blob), dtype=np.uint8), w),
+            # scales of a unit-variance layer: |q - z| is about 4, K terms
+            numpy_helper.from_array((rng.random(size * n_blocks) * 0.5 / np.sqrt(size)).astype(np.float32), w + "_s"),
+            numpy_helper.from_array(rng.integers(0, 256, (size * ((n_blocks * bits + 7) // 8),), dtype=np.uint8),
+                                    w + "_zp"),
+        ]
+        nodes.append(helper.make_node("MatMulNBits", [x, w, w + "_s", w + "_zp"], [f"h{i}"], domain=MS,
+                                      K=size, N=size, bits=bits, block_size=block, name=f"layer{i}"))
+        x = f"h{i}"
+        if i + 1 < layers:  # something between the products, as a real layer has
+            inits.append(numpy_helper.from_array(np.float32(0.5), f"half{i}"))
+            nodes.append(helper.make_node("Mul", [x, f"half{i}"], [f"m{i}"]))
+            x = f"m{i}"
+    graph = helper.make_graph(nodes, name,
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, rows, size])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)],
+                              producer_name="make_quant_models")
+    model.ir_version = 8
+    x = rng.standard_normal((1, rows, size)).astype(np.float32)
+    return model, x
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, layers, size, rows in [("nbits_decode", 8, 2048, 1), ("nbits_prefill", 8, 2048, 64),
+                                     ("nbits_tiny", 1, 64, 1), ("nbits_tiny_prefill", 1, 64, 64)]:
+        model, x = nbits_model(name, layers, size, rows)
+        onnx.save(model, os.path.join(out, name + ".onnx"))
+        np.save(os.path.join(out, name + "_x.npy"), x)
+
+
+main()

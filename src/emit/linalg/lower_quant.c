@@ -1,0 +1,104 @@
+/* lower_quant.c - the JIT's quantized ops as calls of the runtime's
+ * quantized kernels (emit.h, O2M_JIT_QUANT), left as written by the
+ * transform layer (lw_jit_keeps_quant says which nodes):
+ *
+ *   com.microsoft MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) on
+ *   float32, without g_idx: Y = one call of O2M_MATMUL_NBITS_CALL on the
+ *   buffers of A, the packed B, the scales, the zero points and the bias
+ *   (src/runtime/rt_nbits.c), so the weights stay packed. Every other form
+ *   (float16, g_idx) and every module not for the JIT takes the float
+ *   decomposition (src/transform/decompose_contrib_quant.c).
+ */
+#include <string.h>
+
+#include "emit/emit.h"
+#include "emit/linalg/lower.h"
+
+enum { A, B, SCALES, ZERO_POINTS, G_IDX, BIAS };
+enum { HAS_ZP_PACKED = 1, HAS_ZP_FLOAT = 2, HAS_BIAS = 4 }; /* rt_abi.h's flags */
+
+static const o2m_value *input(const o2m_node *n, int i) { return i < n->n_inputs ? n->inputs[i] : NULL; }
+
+static int64_t attr_int(const o2m_node *n, const char *name, int64_t dflt) {
+  const o2m_attr *a = o2m_node_attr(n, name);
+  return a && a->type == O2M_ATTR_INT ? a->i : dflt;
+}
+
+static int elem_is(const o2m_value *v, o2m_dtype dt) { return v && v->type.kind == O2M_TYPE_TENSOR && v->type.elem == dt; }
+
+/* B's dims are [N, blocks, block_size * bits / 8]. */
+static int packed_shape(const o2m_value *b, int64_t n, int64_t blocks, int64_t blob) {
+  const int64_t want[3] = {n, blocks, blob};
+  if (b->type.rank != 3) return 0;
+  for (int k = 0; k < 3; k++)
+    if (b->type.dims[k].size != want[k]) return 0;
+  return 1;
+}
+
+static int keeps_matmul_nbits(const o2m_node *n) {
+  int64_t k = attr_int(n, "K", 0), cols = attr_int(n, "N", 0), bits = attr_int(n, "bits", 4);
+  int64_t block = attr_int(n, "block_size", 0);
+  if (k <= 0 || cols <= 0 || (bits != 2 && bits != 4 && bits != 8) || block < 16 || (block & (block - 1))) return 0;
+  const o2m_value *zp = input(n, ZERO_POINTS), *bias = input(n, BIAS);
+  return elem_is(input(n, A), O2M_DT_FLOAT) && elem_is(input(n, B), O2M_DT_UINT8) &&
+         packed_shape(input(n, B), cols, (k + block - 1) / block, block * bits / 8) &&
+         elem_is(input(n, SCALES), O2M_DT_FLOAT) && !input(n, G_IDX) &&
+         (!zp || elem_is(zp, O2M_DT_UINT8) || elem_is(zp, O2M_DT_FLOAT)) && (!bias || elem_is(bias, O2M_DT_FLOAT)) &&
+         n->n_outputs == 1;
+}
+
+int lw_jit_keeps_quant(int for_jit, const o2m_node *n) {
+  if (!(for_jit & O2M_JIT_QUANT) || strcmp(n->domain, "com.microsoft") != 0) return 0;
+  return strcmp(n->op_type, "MatMulNBits") == 0 && keeps_matmul_nbits(n);
+}
+
+o2m_status lw_lower_matmul_nbits(lw_ctx *cx) {
+  MlirValue a = lw_in(cx, A), b = lw_in(cx, B), scales = lw_in(cx, SCALES), zp = lw_in(cx, ZERO_POINTS);
+  MlirValue bias = lw_in(cx, BIAS);
+  const o2m_type *yt = lw_out_type(cx, 0);
+  if (mlirValueIsNull(a) || mlirValueIsNull(b) || mlirValueIsNull(scales) || !yt || yt->rank < 1)
+    return lw_error(cx, "MatMulNBits needs A, B and scales, and a ranked output");
+  int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(a));
+  int64_t k = lw_attr_int(cx, "K", 0), cols = lw_attr_int(cx, "N", 0);
+  int64_t k_of_a = mlirShapedTypeGetDimSize(mlirValueGetType(a), rank - 1);
+  if (rank < 1 || rank > O2M_MAX_RANK || yt->rank != rank ||
+      (!mlirShapedTypeIsDynamicSize(k_of_a) && k_of_a != k))
+    return lw_error(cx, "A's last dim is %lld, not K = %lld", (long long)k_of_a, (long long)k);
+  /* Y: A's dims with the last one N */
+  int64_t sizes[O2M_MAX_RANK];
+  MlirValue dims[O2M_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    sizes[d] = d == rank - 1 ? cols : mlirShapedTypeGetDimSize(mlirValueGetType(a), d);
+    dims[d] = mlirShapedTypeIsDynamicSize(sizes[d]) ? lw_dim(cx, a, d) : (MlirValue){NULL};
+  }
+  MlirType f32 = lw_elem_type(cx, O2M_DT_FLOAT);
+  MlirValue y = lw_kernel_result(cx, f32, rank, sizes, dims);
+  int64_t flags = mlirValueIsNull(zp) ? 0 : lw_in_type(cx, ZERO_POINTS)->elem == O2M_DT_UINT8 ? HAS_ZP_PACKED : HAS_ZP_FLOAT;
+  if (!mlirValueIsNull(bias)) flags |= HAS_BIAS;
+  static const char f32_any[] = "memref<*xf32>", i8_any[] = "memref<*xi8>";
+  MlirValue a_buf = lw_kernel_operand(cx, a, f32_any), b_buf = lw_kernel_operand(cx, b, i8_any);
+  /* an absent operand: any buffer of its type, flagged off */
+  MlirValue args[12] = {
+      a_buf,
+      b_buf,
+      lw_kernel_operand(cx, scales, f32_any),
+      flags & HAS_ZP_PACKED ? lw_kernel_operand(cx, zp, i8_any) : b_buf,
+      flags & HAS_ZP_FLOAT ? lw_kernel_operand(cx, zp, f32_any) : a_buf,
+      flags & HAS_BIAS ? lw_kernel_operand(cx, bias, f32_any) : a_buf,
+      mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, f32_any), NULL),
+      lw_const_scalar(cx, O2M_DT_INT64, (double)k),
+      lw_const_scalar(cx, O2M_DT_INT64, (double)cols),
+      lw_const_scalar(cx, O2M_DT_INT64, (double)lw_attr_int(cx, "bits", 4)),
+      lw_const_scalar(cx, O2M_DT_INT64, (double)lw_attr_int(cx, "block_size", 0)),
+      lw_const_scalar(cx, O2M_DT_INT64, (double)flags)};
+  for (int i = 0; i < 12; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass MatMulNBits' operands");
+  lw_declare_kernel(cx, O2M_MATMUL_NBITS_CALL,
+                    "(memref<*xf32>, memref<*xi8>, memref<*xf32>, memref<*xi8>, memref<*xf32>, memref<*xf32>, "
+                    "memref<*xf32>, i64, i64, i64, i64, i64) -> ()");
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 12, args, 0, NULL, "callee = @" O2M_MATMUL_NBITS_CALL, 0)))
+    return lw_error(cx, "internal: cannot call the MatMulNBits kernel");
+  MlirType y_type = mlirRankedTensorTypeGet(rank, sizes, f32, mlirAttributeGetNull());
+  MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, y_type, "restrict, writable");
+  return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take MatMulNBits' result") : lw_set_out(cx, 0, out);
+}
