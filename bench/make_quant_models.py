@@ -8,6 +8,11 @@
   nbits_tiny, nbits_tiny_prefill   one 64 x 64 layer on one row and on
                  64 rows: the baselines of peak memory (the same code
                  paths, tiny weights)
+  qdq_resnet18   where Debian's PyTorch is installed (python3-torch,
+                 python3-torchvision): torchvision's ResNet18 (random
+                 weights) quantized by PyTorch (static post-training
+                 quantization, FX graph mode, the x86 backend's defaults,
+                 calibrated on random images) and exported as QDQ
 Each is written as OUT/NAME.onnx with its input OUT/NAME_x.npy (the input
 is named "input", as run_bench.sh feeds it).
   usage: make_quant_models.py OUT_DIR
@@ -54,6 +59,27 @@ def nbits_model(name, layers, size, rows, block=32, bits=4):
     return model, x
 
 
+def qdq_resnet18(out):
+    try:
+        import torch
+        import torchvision
+        from torch.ao.quantization import get_default_qconfig_mapping
+        from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    except ImportError:
+        print("no PyTorch: qdq_resnet18 skipped", file=sys.stderr)
+        return
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18().eval()
+    x = torch.randn(1, 3, 224, 224)
+    prepared = prepare_fx(model, get_default_qconfig_mapping("x86"), example_inputs=(x,))
+    with torch.no_grad():
+        for _ in range(4):
+            prepared(torch.randn(1, 3, 224, 224))
+        torch.onnx.export(convert_fx(prepared), x, os.path.join(out, "qdq_resnet18.onnx"), opset_version=13,
+                          input_names=["input"])
+    np.save(os.path.join(out, "qdq_resnet18_x.npy"), x.numpy())
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -62,6 +88,7 @@ def main():
         model, x = nbits_model(name, layers, size, rows)
         onnx.save(model, os.path.join(out, name + ".onnx"))
         np.save(os.path.join(out, name + "_x.npy"), x)
+    qdq_resnet18(out)
 
 
 main()

@@ -53,15 +53,18 @@ def run_ort(out, model, n):
 
 
 def packed_bytes(path):
-    """The bytes of the model's weights as stored: packed values, scales,
-    zero points."""
+    """The bytes of the model's weights as stored (initializers and
+    Constants): packed values, scales, zero points."""
     m = onnx.load(path, load_external_data=False)
-    return sum(onnx.numpy_helper.to_array(t).nbytes for t in m.graph.initializer)
+    tensors = list(m.graph.initializer) + [a.t for n in m.graph.node if n.op_type == "Constant"
+                                           for a in n.attribute if a.name == "value"]
+    return sum(onnx.numpy_helper.to_array(t).nbytes for t in tensors)
 
 
 def main():
     tool, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    models = sys.argv[4:] or ["nbits_decode", "nbits_prefill"]
+    models = sys.argv[4:] or ["nbits_decode", "nbits_prefill"] + \
+        (["qdq_resnet18"] if os.path.exists(f"{out}/qdq_resnet18.onnx") else [])
     ok = True
     rows = []
     # the baselines of memory: a tiny model on as many rows (the same code
@@ -75,17 +78,17 @@ def main():
         diff = float(np.max(np.abs(ours_out.astype(np.float64) - ort_out)))
         print(f"{model}: output {list(ours_out.shape)} max abs diff vs onnxruntime {diff:.3g} "
               f"({'ok' if same else 'MISMATCH'} at rtol 1e-3, atol 1e-4)")
-        rows.append((model, v, o, rss, tiny[64 if ours_out.shape[-2] >= 64 else 1]))
+        rows.append((model, v, o, rss, tiny[64 if ours_out.ndim == 3 and ours_out.shape[-2] >= 64 else 1]))
     print(f"\nmedian of {n} runs each, one thread each side, onnxruntime-node {rows[0][2]['version']}")
-    head = ("model", "ours run ms", "ort run ms", "run ours/ort", "ours import+compile ms", "peak RSS MiB",
-            "(RSS - tiny's) / packed weights")
+    head = ("model", "ours run ms", "ort run ms", "run ours/ort", "ours import+compile ms", "ort create ms",
+            "peak RSS MiB", "(RSS - tiny's) / packed weights")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for model, v, o, rss, tiny_rss in rows:
         packed = packed_bytes(f"{out}/{model}.onnx")
         extra = f"{(rss - tiny_rss) * 1024 / packed:.2f}"
         print(f"| {model} | {v['median']:.2f} | {o['median_ms']:.2f} | {v['median'] / o['median_ms']:.2f} | "
-              f"{v['load'] + v['emit'] + v['compile']:.0f} | {rss / 1024:.0f} | {extra} |")
+              f"{v['load'] + v['emit'] + v['compile']:.0f} | {o['create_ms']:.0f} | {rss / 1024:.0f} | {extra} |")
     print(f"tiny models' peak RSS: one row {tiny[1] / 1024:.0f} MiB, 64 rows {tiny[64] / 1024:.0f} MiB; weights: "
           + ", ".join(f"{m} {packed_bytes(f'{out}/{m}.onnx') / 2**20:.1f} MiB" for m, *_ in rows))
     if os.environ.get("FLOAT_ROUTE"):  # the float decomposition, for comparison (slow: a few calls)

@@ -166,11 +166,11 @@ static o2m_status make_plan(o2m_model *model, const exec_signature *sig, const c
   for (int i = 0; i < p->n_weights && !s; i++) {
     const char *name = sig->weight_names[n_in + i];
     const o2m_value *v = name ? o2m_strmap_get(&g->value_by_name, name) : NULL;
-    if (!v || !v->init || !v->init->data) {
-      s = o2m_fail(diag, O2M_ERR_INTERNAL, "argument %d of @%s is no initializer of the graph", n_in + i, p->entry);
+    const o2m_tensor *t = o2m_value_stored(v);
+    if (!t || !t->data) {
+      s = o2m_fail(diag, O2M_ERR_INTERNAL, "argument %d of @%s is no stored tensor of the graph", n_in + i, p->entry);
       break;
     }
-    const o2m_tensor *t = v->init;
     uint64_t pad = (BLOB_ALIGN - at % BLOB_ALIGN) % BLOB_ALIGN;
     if (fwrite(zeros, 1, pad, blob) != pad || fwrite(t->data, 1, t->nbytes, blob) != t->nbytes)
       s = o2m_fail(diag, O2M_ERR_IO, "writing %s failed", blob_path);

@@ -102,7 +102,8 @@ static o2m_status call_repeated(run_state *r, o2m_exec *exec, int n_inputs, cons
 }
 
 /* The inputs followed by the weights the entry takes as arguments (emit.h,
- * O2M_JIT_WEIGHT_ARGS), found by name among the graph's initializers. */
+ * O2M_JIT_WEIGHT_ARGS), found by name among the graph's stored tensors
+ * (initializers, Constants). */
 static o2m_status with_weights(const o2m_exec *exec, const o2m_graph *graph, int n_inputs,
                                const o2m_tensor *const *inputs, o2m_arena *arena, int *n_all,
                                const o2m_tensor *const **all, o2m_diag *diag) {
@@ -118,9 +119,9 @@ static o2m_status with_weights(const o2m_exec *exec, const o2m_graph *graph, int
     }
     const char *name = o2m_exec_weight_name(exec, i);
     const o2m_value *v = name ? o2m_strmap_get(&graph->value_by_name, name) : NULL;
-    if (!v || !v->init)
-      return o2m_fail(diag, O2M_ERR_INTERNAL, "argument %d of the entry is no initializer of the graph", i);
-    list[i] = v->init;
+    if (!o2m_value_stored(v))
+      return o2m_fail(diag, O2M_ERR_INTERNAL, "argument %d of the entry is no stored tensor of the graph", i);
+    list[i] = o2m_value_stored(v);
   }
   *n_all = n, *all = list;
   return O2M_OK;

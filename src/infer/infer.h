@@ -65,6 +65,10 @@ int o2m_in_present(const o2m_infer_ctx *ctx, int i);
 const o2m_type *o2m_in_type(const o2m_infer_ctx *ctx, int i);
 /* The input's value when known at import time, else NULL. */
 const o2m_tensor *o2m_in_known(const o2m_infer_ctx *ctx, int i);
+/* A known scale of input i that is NaN or infinite, or 0 where the op
+ * divides by it (`divides`), fails with the input's name `what`; an
+ * unknown one passes. */
+o2m_status o2m_check_scale(o2m_infer_ctx *ctx, int i, const char *what, int divides);
 /* A known integer (int8..uint64, bool) input as int64 values in the arena:
  * returns the element count, or -1 when unknown or not integral. */
 int64_t o2m_in_known_ints(o2m_infer_ctx *ctx, int i, int64_t **values);

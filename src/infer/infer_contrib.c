@@ -66,12 +66,49 @@ o2m_status o2m_infer_dynamic_quantize_matmul(o2m_infer_ctx *ctx) {
   return o2m_matmul_shape_of(ctx, o2m_in_type(ctx, 0), o2m_in_type(ctx, 1), o2m_in_type(ctx, 0)->elem);
 }
 
-/* MatMulNBits(A, B, ...): A's shape with its last dim N (attribute). */
+/* The count of input i's elements when its shape is known, else -1. */
+static int64_t count_of(o2m_infer_ctx *ctx, int i) {
+  const o2m_type *t = o2m_in_present(ctx, i) ? o2m_in_type(ctx, i) : NULL;
+  int64_t count = 1;
+  if (!t || !ranked(t)) return -1;
+  for (int k = 0; k < t->rank; k++) {
+    if (t->dims[k].size < 0) return -1;
+    count *= t->dims[k].size;
+  }
+  return count;
+}
+
+/* MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?): A's shape with
+ * its last dim N (attribute). The attributes and the operands' sizes are
+ * checked against each other: K, N positive, block_size a power of two of
+ * at least 16, bits 2 to 8, A's last dim K, B [N, blocks, block_size *
+ * bits / 8], scales N * blocks, zero points N * blocks (float) or N *
+ * ceil(blocks * bits / 8) (packed uint8), finite scales. */
 o2m_status o2m_infer_matmul_nbits(o2m_infer_ctx *ctx) {
   if (!o2m_out_present(ctx, 0)) return O2M_OK;
   const o2m_type *a = o2m_in_type(ctx, 0);
-  int64_t n = o2m_attr_int(ctx, "N", -1);
-  if (n <= 0) return o2m_infer_error(ctx, "attribute N must be positive");
+  int64_t n = o2m_attr_int(ctx, "N", -1), k = o2m_attr_int(ctx, "K", -1), bits = o2m_attr_int(ctx, "bits", 4);
+  int64_t block = o2m_attr_int(ctx, "block_size", -1);
+  if (n <= 0 || k <= 0) return o2m_infer_error(ctx, "attributes K and N must be positive (K %lld, N %lld)", (long long)k, (long long)n);
+  if (block < 16 || (block & (block - 1)))
+    return o2m_infer_error(ctx, "block_size %lld is not a power of two of at least 16", (long long)block);
+  if (bits < 2 || bits > 8) return o2m_infer_error(ctx, "bits %lld is not 2 to 8", (long long)bits);
+  int64_t blocks = (k + block - 1) / block, blob = block * bits / 8;
+  if (ranked(a) && a->rank > 0 && a->dims[a->rank - 1].size >= 0 && a->dims[a->rank - 1].size != k)
+    return o2m_infer_error(ctx, "A's last dim is %lld, not K = %lld", (long long)a->dims[a->rank - 1].size, (long long)k);
+  int64_t b_count = count_of(ctx, 1), s_count = count_of(ctx, 2), z_count = count_of(ctx, 3);
+  if (b_count >= 0 && b_count != n * blocks * blob)
+    return o2m_infer_error(ctx, "B has %lld elements, not N x blocks x block_size * bits / 8 = %lld x %lld x %lld",
+                           (long long)b_count, (long long)n, (long long)blocks, (long long)blob);
+  if (s_count >= 0 && s_count != n * blocks)
+    return o2m_infer_error(ctx, "scales has %lld elements, not N x blocks = %lld", (long long)s_count, (long long)(n * blocks));
+  if (z_count >= 0 && !o2m_in_present(ctx, 4)) {
+    int64_t want = o2m_in_type(ctx, 3)->elem == O2M_DT_UINT8 ? n * ((blocks * bits + 7) / 8) : n * blocks;
+    if (z_count != want)
+      return o2m_infer_error(ctx, "zero_points has %lld elements, not %lld", (long long)z_count, (long long)want);
+  }
+  o2m_status s = o2m_check_scale(ctx, 2, "scales", 0);
+  if (s) return s;
   o2m_type *y = o2m_out_shaped_like(ctx, 0, a->elem, a);
   if (ranked(a) && a->rank > 0) y->dims[a->rank - 1] = o2m_dim_known(n);
   return O2M_OK;
@@ -308,16 +345,23 @@ o2m_status o2m_infer_nhwc_pool(o2m_infer_ctx *ctx) {
  * Y (N, spatial'..., M); the spatial sizes are Conv's, inferred here as
  * symbols except where the window leaves them unchanged (not known
  * without it: left to the decomposition's Conv). */
-o2m_status o2m_infer_nhwc_conv(o2m_infer_ctx *ctx) {
-  const o2m_type *x = o2m_in_type(ctx, 0), *w = o2m_in_type(ctx, 1);
+static o2m_status nhwc_conv(o2m_infer_ctx *ctx, int w_at, o2m_dtype elem) {
+  const o2m_type *x = o2m_in_type(ctx, 0), *w = o2m_in_type(ctx, w_at);
   if (!o2m_out_present(ctx, 0)) return O2M_OK;
   if (!ranked(x) || x->rank < 3) {
-    if (x->elem) o2m_out_tensor(ctx, 0, x->elem, -1);
+    if (elem) o2m_out_tensor(ctx, 0, elem, -1);
     return O2M_OK;
   }
-  o2m_type *y = o2m_out_tensor(ctx, 0, x->elem, x->rank);
+  o2m_type *y = o2m_out_tensor(ctx, 0, elem, x->rank);
   for (int k = 0; k < x->rank; k++) y->dims[k] = o2m_dim_fresh(ctx);
   y->dims[0] = x->dims[0];
   if (ranked(w) && w->rank == x->rank) y->dims[x->rank - 1] = w->dims[0];
   return O2M_OK;
 }
+
+o2m_status o2m_infer_nhwc_conv(o2m_infer_ctx *ctx) { return nhwc_conv(ctx, 1, o2m_in_type(ctx, 0)->elem); }
+
+/* NhwcQLinearConv (QLinearConv's operands, X and Y channels last; the
+ * JIT's, layout_channels_last.c): Y of y_zero_point's type, dims as
+ * NhwcConv's. */
+o2m_status o2m_infer_nhwc_qlinear_conv(o2m_infer_ctx *ctx) { return nhwc_conv(ctx, 3, o2m_in_type(ctx, 7)->elem); }

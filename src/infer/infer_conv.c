@@ -267,6 +267,10 @@ o2m_status o2m_infer_conv_integer(o2m_infer_ctx *ctx) {
 /* QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B): the
  * output has y_zero_point's type. */
 o2m_status o2m_infer_qlinear_conv(o2m_infer_ctx *ctx) {
+  o2m_status s;
+  if ((s = o2m_check_scale(ctx, 1, "x_scale", 0)) || (s = o2m_check_scale(ctx, 4, "w_scale", 0)) ||
+      (s = o2m_check_scale(ctx, 6, "y_scale", 1)))
+    return s;
   return conv_shape(ctx, 0, 3, o2m_in_type(ctx, 7)->elem);
 }
 

@@ -232,6 +232,10 @@ o2m_status o2m_infer_matmul_integer(o2m_infer_ctx *ctx) {
 /* QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp): the
  * output has y_zero_point's type. */
 o2m_status o2m_infer_qlinear_matmul(o2m_infer_ctx *ctx) {
+  o2m_status s;
+  if ((s = o2m_check_scale(ctx, 1, "a_scale", 0)) || (s = o2m_check_scale(ctx, 4, "b_scale", 0)) ||
+      (s = o2m_check_scale(ctx, 6, "y_scale", 1)))
+    return s;
   return matmul_shape(ctx, 0, 3, o2m_in_type(ctx, 7)->elem);
 }
 
@@ -479,6 +483,17 @@ o2m_status o2m_infer_dropout(o2m_infer_ctx *ctx) {
   return O2M_OK;
 }
 
+o2m_status o2m_check_scale(o2m_infer_ctx *ctx, int i, const char *what, int divides) {
+  const o2m_tensor *t = o2m_in_present(ctx, i) ? o2m_in_known(ctx, i) : NULL;
+  for (int64_t k = 0; t && t->data && o2m_dtype_is_float(t->dtype) && k < t->count; k++) {
+    double v = o2m_tensor_get_float(t, k);
+    if (v != v || v - v != 0 || (divides && v == 0))
+      return o2m_infer_error(ctx, "%s[%lld] is %g: a scale must be finite%s", what, (long long)k, v,
+                             divides ? " and not 0" : "");
+  }
+  return O2M_OK;
+}
+
 /* Checks a scale (or zero point) against x for per-tensor, per-axis or
  * (block_size > 0, opset 21+) blocked quantization along `axis`. */
 static o2m_status check_quant_param(o2m_infer_ctx *ctx, const o2m_type *x,
@@ -532,7 +547,7 @@ o2m_status o2m_infer_quantize(o2m_infer_ctx *ctx) {
     dtype = attr;
   }
   if ((s = check_quant_param(ctx, x, o2m_in_type(ctx, 1))) ||
-      (s = check_quant_param(ctx, x, o2m_in_type(ctx, 2))))
+      (s = check_quant_param(ctx, x, o2m_in_type(ctx, 2))) || (s = o2m_check_scale(ctx, 1, "y_scale", 1)))
     return s;
   out_like(ctx, 0, x, dtype);
   return O2M_OK;
@@ -552,7 +567,7 @@ o2m_status o2m_infer_dequantize(o2m_infer_ctx *ctx) {
     if (attr != O2M_DT_UNDEFINED) dtype = attr;
   }
   if ((s = check_quant_param(ctx, x, o2m_in_type(ctx, 1))) ||
-      (s = check_quant_param(ctx, x, o2m_in_type(ctx, 2))))
+      (s = check_quant_param(ctx, x, o2m_in_type(ctx, 2))) || (s = o2m_check_scale(ctx, 1, "x_scale", 0)))
     return s;
   out_like(ctx, 0, x, dtype);
   return O2M_OK;

@@ -24,6 +24,15 @@ const o2m_attr *o2m_node_attr(const o2m_node *node, const char *name) {
   return NULL;
 }
 
+const o2m_tensor *o2m_value_stored(const o2m_value *v) {
+  if (!v) return NULL;
+  if (v->init) return v->init;
+  const o2m_node *n = v->kind == O2M_VALUE_NODE ? v->producer : NULL;
+  if (!n || n->domain[0] || strcmp(n->op_type, "Constant") != 0 || n->n_outputs != 1) return NULL;
+  const o2m_attr *a = o2m_node_attr(n, "value");
+  return a && a->type == O2M_ATTR_TENSOR && a->t == v->known ? a->t : NULL;
+}
+
 const char *o2m_model_fresh_symbol(o2m_model *model) {
   return o2m_arena_printf(&model->arena, "?%d", model->next_symbol++);
 }

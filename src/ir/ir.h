@@ -339,6 +339,12 @@ o2m_value *o2m_graph_new_value(o2m_model *model, o2m_graph *g,
 /* Finds an attribute by name; NULL when absent. */
 const o2m_attr *o2m_node_attr(const o2m_node *node, const char *name);
 
+/* The stored tensor a value is, when it is one: an initializer's, or the
+ * `value` tensor of the Constant node that makes it (exporters write
+ * weights either way: PyTorch's quantized models as Constants); NULL for
+ * any other value. */
+const o2m_tensor *o2m_value_stored(const o2m_value *v);
+
 /* Element size in bits (4 for int4, 1 byte = 8 for bool); 0 for STRING
  * and UNDEFINED. */
 int o2m_dtype_bits(o2m_dtype dtype);

@@ -45,5 +45,11 @@
  * zero points i8), flags 1 | 2 | 4: packed zero points, float zero points,
  * bias there (an absent one is passed as any buffer). */
 #define O2M_MATMUL_NBITS_CALL "o2m_matmul_nbits_f32"
+/* ONNX's QLinearConv on 8-bit NCHW tensors (rt_qconv.c):
+ * O2M_QCONV_CALL(x, w, w_scales, bias, y, params) on unranked buffers (x,
+ * y i8 holding int8 or uint8; w int8; w_scales f32, one or one per output
+ * channel; bias i32, any buffer when absent; params i64, rt_internal.h's
+ * QC_*). */
+#define O2M_QCONV_CALL "o2m_qconv2d"
 
 #endif

@@ -64,6 +64,8 @@
   X(dnnl_memory_destroy)                                                                                   \
   X(dnnl_memory_set_data_handle)                                                                           \
   X(dnnl_memory_get_memory_desc)                                                                           \
+  X(dnnl_primitive_attr_set_output_scales)                                                                 \
+  X(dnnl_primitive_attr_set_zero_points)                                                                   \
   X(dnnl_sgemm)
 
 #define DECLARE(f) static __typeof__(f) *p_##f;
@@ -135,8 +137,9 @@ typedef struct memref1 {
 enum { P_SITE, P_HAS_BIAS, P_HAS_Z, P_STRIDE, P_PAD = P_STRIDE + 2, P_DILATION = P_PAD + 4, P_GROUPS = P_DILATION + 2,
        P_ACT, P_ALPHA, P_BETA, P_COUNT };
 /* the params and the dims of x and w, the thread count (a primitive is
- * built for one, KEY_THREADS) and a pool's marker (the last word) */
-enum { KEY_WORDS = P_COUNT + 10, KEY_THREADS = KEY_WORDS - 2 };
+ * built for one, KEY_THREADS) and a pool's or 8-bit convolution's marker
+ * (the last word) */
+enum { KEY_WORDS = QC_COUNT + 10, KEY_THREADS = KEY_WORDS - 2 };
 
 typedef struct kernel_site {
   struct kernel_site *next;
@@ -188,15 +191,20 @@ void o2m_rt_release(const void *owner) {
   pthread_mutex_unlock(&sites_lock);
 }
 
-static int tag_desc(dnnl_memory_desc_t *md, int rank, const int64_t *dims, dnnl_format_tag_t tag) {
+static int typed_desc(dnnl_memory_desc_t *md, int rank, const int64_t *dims, dnnl_data_type_t dt,
+                      dnnl_format_tag_t tag) {
   dnnl_dims_t d;
   for (int i = 0; i < rank; i++) d[i] = dims[i];
-  return p_dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, tag) == dnnl_success;
+  return p_dnnl_memory_desc_init_by_tag(md, rank, d, dt, tag) == dnnl_success;
+}
+
+static int tag_desc(dnnl_memory_desc_t *md, int rank, const int64_t *dims, dnnl_format_tag_t tag) {
+  return typed_desc(md, rank, dims, dnnl_f32, tag);
 }
 
 /* Copies weights of layout `plain` at `data` into `into` (the layout a
  * primitive chose); non-zero on success. */
-static int reorder_weights(const dnnl_memory_desc_t *plain, const float *data, dnnl_memory_t into) {
+static int reorder_weights(const dnnl_memory_desc_t *plain, const void *data, dnnl_memory_t into) {
   const dnnl_memory_desc_t *to = NULL;
   dnnl_primitive_desc_t rpd = NULL;
   dnnl_primitive_t reorder = NULL;
@@ -485,6 +493,99 @@ static void rt_pool(memref4 *x, memref4 *y, memref1 *params) {
   free(xd);
 }
 
+/* ---- 8-bit convolutions ----------------------------------------------------------------------- */
+
+/* The call whose site is being built (find_site calls the builder on the
+ * calling thread, which sets this around the call). */
+static _Thread_local const rt_qconv_call *building;
+
+/* y = saturate(round((x - x_zp) * w summed + bias) x_s w_s / y_s) + y_zp)
+ * as oneDNN's int8 convolution on the call's channels-last x and y (src
+ * zero point, output scales per channel, dst zero point). */
+static int build_qconv_site(kernel_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
+  (void)x, (void)w, (void)y;
+  const rt_qconv_call *c = building;
+  if (!p[QC_NHWC]) return 0; /* its fast kernels read and write NHWC: NCHW ones take the loops */
+  int64_t g = p[QC_GROUPS], f = c->w_dims[0];
+  int64_t w_dims[5] = {g, f / g, c->w_dims[1], c->w_dims[2], c->w_dims[3]}, b_dims[1] = {f};
+  dnnl_data_type_t x_dt = p[QC_X_SIGNED] ? dnnl_s8 : dnnl_u8, y_dt = p[QC_Y_SIGNED] ? dnnl_s8 : dnnl_u8;
+  dnnl_memory_desc_t src_md, dst_md, w_plain, w_any, b_md;
+  int grouped = g > 1;
+  if (!typed_desc(&src_md, 4, c->x_dims, x_dt, dnnl_nhwc) || !typed_desc(&dst_md, 4, c->y_dims, y_dt, dnnl_nhwc) ||
+      !typed_desc(&b_md, 1, b_dims, dnnl_s32, dnnl_x) ||
+      !typed_desc(&w_plain, grouped ? 5 : 4, grouped ? w_dims : w_dims + 1, dnnl_s8, grouped ? dnnl_goihw : dnnl_oihw) ||
+      !typed_desc(&w_any, grouped ? 5 : 4, grouped ? w_dims : w_dims + 1, dnnl_s8, dnnl_format_tag_any))
+    return 0;
+  dnnl_dims_t strides = {p[QC_STRIDE], p[QC_STRIDE + 1]}, dilates = {p[QC_DILATION] - 1, p[QC_DILATION + 1] - 1};
+  dnnl_dims_t pad_l = {p[QC_PAD], p[QC_PAD + 1]}, pad_r = {p[QC_PAD + 2], p[QC_PAD + 3]};
+  dnnl_convolution_desc_t cd;
+  if (p_dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src_md,
+                                                   &w_any, p[QC_HAS_BIAS] ? &b_md : NULL, &dst_md, strides, dilates,
+                                                   pad_l, pad_r) != dnnl_success)
+    return 0;
+  float x_scale, y_scale, *scales = malloc((size_t)f * sizeof(float));
+  memcpy(&x_scale, &p[QC_X_SCALE], sizeof(float));
+  memcpy(&y_scale, &p[QC_Y_SCALE], sizeof(float));
+  for (int64_t o = 0; scales && o < f; o++) scales[o] = x_scale * c->w_scales[c->n_scales > 1 ? o : 0] / y_scale;
+  int32_t x_zp = (int32_t)p[QC_X_ZP], y_zp = (int32_t)p[QC_Y_ZP];
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  int ok = scales && p_dnnl_primitive_attr_create(&attr) == dnnl_success &&
+           p_dnnl_primitive_attr_set_output_scales(attr, f, 1 << 1, scales) == dnnl_success &&
+           (!x_zp || p_dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &x_zp) == dnnl_success) &&
+           (!y_zp || p_dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &y_zp) == dnnl_success) &&
+           p_dnnl_primitive_desc_create(&pd, &cd, attr, engine, NULL) == dnnl_success;
+  free(scales);
+  if (attr) p_dnnl_primitive_attr_destroy(attr);
+  if (!ok) return 0;
+  const dnnl_memory_desc_t *w_md = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
+       p_dnnl_memory_create(&s->src, &src_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->dst, &dst_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->bias, &b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->wei, w_md, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
+       reorder_weights(&w_plain, c->w, s->wei);
+  p_dnnl_primitive_desc_destroy(pd);
+  s->weights = (const float *)(const void *)c->w;
+  return ok;
+}
+
+static int run_qconv_site(kernel_site *s, const rt_qconv_call *c) {
+  dnnl_exec_arg_t conv[4] = {{DNNL_ARG_SRC, s->src}, {DNNL_ARG_WEIGHTS, s->wei}, {DNNL_ARG_DST, s->dst},
+                             {DNNL_ARG_BIAS, s->bias}};
+  return (!c->bias || p_dnnl_memory_set_data_handle(s->bias, (void *)(uintptr_t)c->bias) == dnnl_success) &&
+         p_dnnl_memory_set_data_handle(s->src, (void *)(uintptr_t)c->x) == dnnl_success &&
+         p_dnnl_memory_set_data_handle(s->dst, c->y) == dnnl_success &&
+         p_dnnl_primitive_execute(s->prim, stream, c->bias ? 4 : 3, conv) == dnnl_success &&
+         p_dnnl_stream_wait(stream) == dnnl_success;
+}
+
+int rt_dnnl_qconv(const rt_qconv_call *c) {
+  if (!o2m_rt_dnnl_available()) return 0;
+  int64_t key[KEY_WORDS] = {0};
+  memcpy(key, c->p, sizeof(int64_t) * QC_COUNT);
+  memcpy(key + QC_COUNT, c->x_dims, sizeof(int64_t) * 4);
+  memcpy(key + QC_COUNT + 4, c->w_dims, sizeof(int64_t) * 4);
+  key[KEY_WORDS - 1] = -3; /* an 8-bit convolution's */
+  key[KEY_THREADS] = o2m_rt_call_threads();
+  int threads = call_threads(), owned = 0, done = 0;
+  const rt_qconv_call *was = building;
+  building = c;
+  kernel_site *s = find_site(key, build_qconv_site, c->p, NULL, NULL, NULL, &owned);
+  if (s && s->weights != (const float *)(const void *)c->w) { /* new weights (not expected): built again */
+    drop_parts(s);
+    if (!build_qconv_site(s, c->p, NULL, NULL, NULL)) drop_parts(s);
+  }
+  building = was;
+  if (s) {
+    done = s->prim && run_qconv_site(s, c);
+    pthread_mutex_unlock(&s->lock);
+    if (owned) free_site(s);
+  }
+  threads_back(threads);
+  return done;
+}
+
 /* ---- matrix products with constant B ---------------------------------------------------- */
 
 typedef RT_F32_MEMREF(2) memref2;
@@ -633,6 +734,10 @@ int o2m_rt_dnnl_available(void) { return 0; }
 int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
                  const int64_t *sb, float *c, const int64_t *sc) {
   (void)m, (void)n, (void)k, (void)a, (void)sa, (void)b, (void)sb, (void)c, (void)sc;
+  return 0;
+}
+int rt_dnnl_qconv(const rt_qconv_call *c) {
+  (void)c;
   return 0;
 }
 const void *o2m_rt_set_owner(const void *owner) {

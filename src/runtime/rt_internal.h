@@ -13,12 +13,57 @@ o2m_rt_symbol rt_memref_copy_symbol(void);
 o2m_rt_symbol rt_branch_failed_symbol(void);
 o2m_rt_symbol rt_profile_symbol(void);
 o2m_rt_symbol rt_nbits_symbol(void);
+o2m_rt_symbol rt_qconv_symbol(void);
 o2m_rt_symbol rt_alloc_symbols_at(int i); /* 0..2: alloc, aligned alloc, free */
 
 /* oneDNN's threaded sgemm (rt_dnnl.c) for o2m_rt_gemm when a call has
  * several threads; 0 when it cannot. */
 int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
                  const int64_t *sb, float *c, const int64_t *sc);
+
+/* The elements of m. */
+int64_t o2m_rt_count(const o2m_rt_unranked *m);
+/* Whether m's elements lie in row-major order (dims of size 1 aside). */
+int o2m_rt_row_major(const o2m_rt_unranked *m);
+/* m's elements (of esize bytes) in row-major order: its own memory when
+ * laid out so, else a copy in *owned (free it); NULL when out of memory. */
+const void *o2m_rt_dense(o2m_rt_unranked *m, int64_t esize, void **owned);
+
+/* An 8-bit convolution (rt_qconv.c, rt_abi.h's O2M_QCONV_CALL): its
+ * params (int64: the call site, bias there, strides, pads top/left/bottom/
+ * right, dilations, groups, whether x and y are int8 (else uint8), the
+ * zero points of x and y, the scales of x and y as float bits, whether x
+ * and y are channels last) and its dense operands; dims in NCHW order
+ * whatever the layout. */
+enum {
+  QC_SITE,
+  QC_HAS_BIAS,
+  QC_STRIDE,
+  QC_PAD = QC_STRIDE + 2,
+  QC_DILATION = QC_PAD + 4,
+  QC_GROUPS = QC_DILATION + 2,
+  QC_X_SIGNED,
+  QC_Y_SIGNED,
+  QC_X_ZP,
+  QC_Y_ZP,
+  QC_X_SCALE,
+  QC_Y_SCALE,
+  QC_NHWC, /* x and y channels last: [N, H, W, C] (else NCHW) */
+  QC_COUNT
+};
+typedef struct rt_qconv_call {
+  const int64_t *p;
+  int64_t x_dims[4], w_dims[4], y_dims[4]; /* [N, C, H, W], [F, C/g, KH, KW], [N, F, OH, OW] */
+  const void *x;                           /* int8 or uint8 */
+  const int8_t *w;
+  const float *w_scales; /* n_scales: 1, or one per output channel */
+  int64_t n_scales;
+  const int32_t *bias; /* NULL, or F */
+  void *y;
+} rt_qconv_call;
+/* The call through oneDNN's int8 convolution (rt_dnnl.c); 0 when it
+ * cannot (no oneDNN, a form it refuses). */
+int rt_dnnl_qconv(const rt_qconv_call *c);
 
 /* The functions behind those symbols that other files call. */
 void o2m_rt_memref_copy(int64_t esize, o2m_rt_unranked *src, o2m_rt_unranked *dst);

@@ -1,7 +1,9 @@
 /* rt_memref.c - MLIR's memref.copy between views of any layout
- * (rt_abi.h, O2M_MEMREF_COPY_FN), for generated code.
+ * (rt_abi.h, O2M_MEMREF_COPY_FN), for generated code; and the kernels'
+ * row-major views of their operands (o2m_rt_dense).
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/rt_internal.h"
@@ -38,6 +40,43 @@ void o2m_rt_memref_copy(int64_t esize, o2m_rt_unranked *src, o2m_rt_unranked *ds
     }
     memcpy(to + dof * esize, from + so * esize, bytes);
   }
+}
+
+int64_t o2m_rt_count(const o2m_rt_unranked *m) {
+  int64_t count = 1;
+  for (int64_t d = 0; d < m->rank; d++) count *= m->desc[3 + d];
+  return count;
+}
+
+int o2m_rt_row_major(const o2m_rt_unranked *m) {
+  const int64_t *d = m->desc;
+  for (int64_t k = m->rank - 1, expect = 1; k >= 0; k--) {
+    if (d[3 + k] != 1 && d[3 + m->rank + k] != expect) return 0;
+    expect *= d[3 + k];
+  }
+  return 1;
+}
+
+enum { MAX_RANK = 16 };
+
+const void *o2m_rt_dense(o2m_rt_unranked *m, int64_t esize, void **owned) {
+  const int64_t *d = m->desc;
+  const char *at = (const char *)(intptr_t)d[1] + d[2] * esize;
+  int64_t count = o2m_rt_count(m);
+  *owned = NULL;
+  if (o2m_rt_row_major(m) || count == 0) return at;
+  char *copy = m->rank <= MAX_RANK ? malloc((size_t)(count * esize)) : NULL;
+  if (!copy) return NULL;
+  int64_t desc[3 + 2 * MAX_RANK] = {(int64_t)(intptr_t)copy, (int64_t)(intptr_t)copy, 0};
+  for (int64_t k = m->rank - 1, stride = 1; k >= 0; k--) {
+    desc[3 + k] = d[3 + k];
+    desc[3 + m->rank + k] = stride;
+    stride *= d[3 + k];
+  }
+  o2m_rt_unranked to = {m->rank, desc};
+  o2m_rt_memref_copy(esize, m, &to);
+  *owned = copy;
+  return copy;
 }
 
 o2m_rt_symbol rt_memref_copy_symbol(void) {

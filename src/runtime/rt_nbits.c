@@ -22,7 +22,7 @@
 
 #include "runtime/rt_internal.h"
 
-enum { MAX_RANK = 8, MATVEC_ROWS = 4, TILE_FLOATS = 1 << 19 };
+enum { MATVEC_ROWS = 4, TILE_FLOATS = 1 << 19 };
 
 typedef float v16f __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
@@ -47,48 +47,6 @@ typedef struct nbits_weights {
 } nbits_weights;
 
 /* ---- the operands ------------------------------------------------------------- */
-
-typedef struct view {
-  int64_t rank, count;
-  const int64_t *desc; /* {allocated, aligned, offset, sizes, strides} */
-} view;
-
-static view view_of(const o2m_rt_unranked *m) {
-  view v = {m->rank, 1, m->desc};
-  for (int64_t d = 0; d < v.rank; d++) v.count *= v.desc[3 + d];
-  return v;
-}
-
-/* Whether v's elements lie in row-major order. */
-static int row_major(view v) {
-  for (int64_t d = v.rank - 1, expect = 1; d >= 0; d--) {
-    int64_t size = v.desc[3 + d], stride = v.desc[3 + v.rank + d];
-    if (size != 1 && stride != expect) return 0;
-    expect *= size;
-  }
-  return 1;
-}
-
-/* The elements of m in row-major order: its own memory when it is laid out
- * so, else a copy in *owned (free it); NULL when out of memory. */
-static const void *dense(o2m_rt_unranked *m, int64_t esize, void **owned) {
-  view v = view_of(m);
-  const char *at = (const char *)(intptr_t)v.desc[1] + v.desc[2] * esize;
-  *owned = NULL;
-  if (row_major(v) || v.count == 0 || v.rank > MAX_RANK) return at;
-  char *copy = malloc((size_t)(v.count * esize));
-  if (!copy) return NULL;
-  int64_t desc[3 + 2 * MAX_RANK] = {(int64_t)(intptr_t)copy, (int64_t)(intptr_t)copy, 0};
-  for (int64_t d = v.rank - 1, stride = 1; d >= 0; d--) {
-    desc[3 + d] = v.desc[3 + d];
-    desc[3 + v.rank + d] = stride;
-    stride *= v.desc[3 + d];
-  }
-  o2m_rt_unranked to = {v.rank, desc};
-  o2m_rt_memref_copy(esize, m, &to);
-  *owned = copy;
-  return copy;
-}
 
 /* The zero point of column c's block j. */
 static inline __attribute__((always_inline)) float zero_at(const nbits_weights *w, int64_t c, int64_t j) {
@@ -378,21 +336,22 @@ static void rt_matmul_nbits(o2m_rt_unranked *a_m, o2m_rt_unranked *b_m, o2m_rt_u
   w.blocks = (k + block - 1) / block;
   w.blob = block * bits / 8;
   w.zp_row = (w.blocks * bits + 7) / 8;
-  view a = view_of(a_m), y = view_of(y_m);
-  if (a.rank < 1 || a.desc[3 + a.rank - 1] != k || a.count / k * n != y.count || view_of(b_m).count != n * w.blocks * w.blob ||
-      view_of(s_m).count != n * w.blocks || ((flags & HAS_ZP_PACKED) && view_of(zp_packed_m).count != n * w.zp_row) ||
-      ((flags & HAS_ZP_FLOAT) && view_of(zp_float_m).count != n * w.blocks) ||
-      ((flags & HAS_BIAS) && view_of(bias_m).count != n) || !row_major(y))
+  int64_t a_count = o2m_rt_count(a_m), y_count = o2m_rt_count(y_m);
+  if (a_m->rank < 1 || a_m->desc[3 + a_m->rank - 1] != k || a_count / k * n != y_count ||
+      o2m_rt_count(b_m) != n * w.blocks * w.blob || o2m_rt_count(s_m) != n * w.blocks ||
+      ((flags & HAS_ZP_PACKED) && o2m_rt_count(zp_packed_m) != n * w.zp_row) ||
+      ((flags & HAS_ZP_FLOAT) && o2m_rt_count(zp_float_m) != n * w.blocks) ||
+      ((flags & HAS_BIAS) && o2m_rt_count(bias_m) != n) || !o2m_rt_row_major(y_m))
     return;
-  int64_t m = a.count / k;
+  int64_t m = a_count / k;
   void *owned[6] = {0};
-  const float *a_rows = dense(a_m, 4, &owned[0]);
-  w.b = dense(b_m, 1, &owned[1]);
-  w.scales = dense(s_m, 4, &owned[2]);
-  w.zp_packed = flags & HAS_ZP_PACKED ? dense(zp_packed_m, 1, &owned[3]) : NULL;
-  w.zp_float = flags & HAS_ZP_FLOAT ? dense(zp_float_m, 4, &owned[4]) : NULL;
-  w.bias = flags & HAS_BIAS ? dense(bias_m, 4, &owned[5]) : NULL;
-  float *out = (float *)(intptr_t)y.desc[1] + y.desc[2];
+  const float *a_rows = o2m_rt_dense(a_m, 4, &owned[0]);
+  w.b = o2m_rt_dense(b_m, 1, &owned[1]);
+  w.scales = o2m_rt_dense(s_m, 4, &owned[2]);
+  w.zp_packed = flags & HAS_ZP_PACKED ? o2m_rt_dense(zp_packed_m, 1, &owned[3]) : NULL;
+  w.zp_float = flags & HAS_ZP_FLOAT ? o2m_rt_dense(zp_float_m, 4, &owned[4]) : NULL;
+  w.bias = flags & HAS_BIAS ? o2m_rt_dense(bias_m, 4, &owned[5]) : NULL;
+  float *out = (float *)(intptr_t)y_m->desc[1] + y_m->desc[2];
   int ok = a_rows && w.b && w.scales && (!(flags & HAS_ZP_PACKED) || w.zp_packed) &&
            (!(flags & HAS_ZP_FLOAT) || w.zp_float) && (!(flags & HAS_BIAS) || w.bias);
   if (ok && m > 0) ok = m < MATVEC_ROWS ? rows_by_dot(&w, a_rows, m, out) : rows_by_tiles(&w, a_rows, m, out);

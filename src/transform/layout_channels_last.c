@@ -2,7 +2,10 @@
  * channels last, for the JIT's convolution library (emit.h, O2M_JIT_DNNL):
  * oneDNN's fast kernels read and write [N, H, W, C], so each such Conv
  * becomes a com.microsoft NhwcFusedConv (its X, Z and Y channels last, W
- * as ONNX has it), and the values between them stay channels last:
+ * as ONNX has it), each QLinearConv the target kept for the runtime's
+ * 8-bit kernel (qconvs: O2M_JIT_QUANT) an NhwcQLinearConv (X and Y
+ * channels last, the rest as they are), and the values between them stay
+ * channels last:
  *
  *   - a value that has an NHWC twin keeps it for every consumer that can
  *     take it: the ops of `agnostic` below (elementwise: their inputs
@@ -42,6 +45,7 @@ typedef struct layout {
   char *converts;  /* per node index: 1 when rewritten channels last */
   o2m_node **fused_into; /* per node index: the Conv that absorbs it */
   o2m_node **fused_act, **fused_add; /* per Conv: what it absorbs */
+  int qconvs; /* QLinearConv nodes are the runtime's 8-bit kernel's */
 } layout;
 
 static value_fact *fact(layout *l, const o2m_value *v) {
@@ -70,7 +74,8 @@ static int static_4d(const o2m_value *v) {
 static const char *const agnostic[] = {
     "Relu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Elu", "Selu", "Celu", "Neg",
     "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Erf", "Softplus", "Softsign", "Mish", "Gelu", "Identity",
-    "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean", NULL};
+    "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean", "Cast", "Round", "Floor", "Ceil", "Sign",
+    NULL};
 
 static int is_agnostic(const o2m_node *n) {
   if (n->domain[0] || n->n_outputs != 1) return 0;
@@ -100,6 +105,13 @@ static int library_conv(const o2m_node *n) {
          known(w)->rank == 4 && (!b || (known(b) && known(b)->rank == 1));
 }
 
+/* A QLinearConv kept for the runtime's 8-bit kernel (every QLinearConv
+ * left after the transform layer, when qconvs) of 4-D static X and Y. */
+static int library_qconv(const layout *l, const o2m_node *n) {
+  return l->qconvs && is_op(n, "QLinearConv") && n->n_inputs >= 8 && n->n_outputs == 1 && static_4d(n->inputs[0]) &&
+         static_4d(n->outputs[0]) && explicit_pads(n);
+}
+
 /* A float32 2-D MaxPool without its Indices output. */
 static int library_pool(const o2m_node *n) {
   const o2m_attr *k = o2m_node_attr(n, "kernel_shape");
@@ -110,8 +122,8 @@ static int library_pool(const o2m_node *n) {
 
 /* Which input positions of a converting node read twins (the others:
  * constants, as they are or transposed). */
-static int reads_twin(const o2m_node *n, int i) {
-  if (library_conv(n)) return i == 0;
+static int reads_twin(const layout *l, const o2m_node *n, int i) {
+  if (library_conv(n) || library_qconv(l, n)) return i == 0;
   return 1;
 }
 
@@ -120,7 +132,7 @@ static int reads_twin(const o2m_node *n, int i) {
  * every other is 4-D static or a constant; Concat on the channels and
  * GlobalAveragePool of a twin. */
 static int can_convert(layout *l, const o2m_node *n) {
-  if (library_conv(n)) return 1;
+  if (library_conv(n) || library_qconv(l, n)) return 1;
   int any_twin = 0;
   for (int i = 0; i < n->n_inputs; i++)
     if (n->inputs[i] && fact(l, n->inputs[i])->will_twin) any_twin = 1;
@@ -186,7 +198,7 @@ static void analyse(layout *l, const o2m_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) {
     o2m_node *n = g->nodes[i];
     for (int k = 0; k < n->n_inputs; k++)
-      if (n->inputs[k] && (!l->converts[i] || !reads_twin(n, k))) fact(l, n->inputs[k])->needs_nchw = 1;
+      if (n->inputs[k] && (!l->converts[i] || !reads_twin(l, n, k))) fact(l, n->inputs[k])->needs_nchw = 1;
   }
   for (int i = 0; i < g->n_values; i++) {
     o2m_value *v = g->values[i];
@@ -298,6 +310,20 @@ static o2m_status convert_conv(layout *l, o2m_node *conv) {
   return set_twin(l, y_nchw, y);
 }
 
+/* NhwcQLinearConv: X's twin, the other operands and the attributes as they are. */
+static o2m_status convert_qconv(layout *l, o2m_node *n) {
+  o2m_value *ins[9], *y = new_twin_value(l, n->outputs[0]);
+  if (n->n_inputs > 9) return o2m_rw_unsupported(&l->rw, "too many inputs");
+  for (int i = 0; i < n->n_inputs; i++) ins[i] = i ? n->inputs[i] : twin_of(l, n->inputs[0]);
+  if (!ins[0]) return xk_failed(&l->rw);
+  if (!y) return o2m_fail(l->rw.diag, O2M_ERR_NOMEM, "out of memory");
+  o2m_status s = o2m_rw_domain_node_into(&l->rw, "com.microsoft", "NhwcQLinearConv", n->n_inputs, ins, 1, &y,
+                                         n->attrs, n->n_attrs);
+  if (s) return s;
+  permute_dims(y, n->outputs[0]);
+  return set_twin(l, n->outputs[0], y);
+}
+
 static o2m_status convert_pool(layout *l, o2m_node *n) {
   o2m_value *x = twin_of(l, n->inputs[0]), *y = new_twin_value(l, n->outputs[0]);
   if (!x) return xk_failed(&l->rw);
@@ -312,6 +338,7 @@ static o2m_status convert_other(layout *l, o2m_node *n) {
   o2m_rewriter *rw = &l->rw;
   o2m_value *out;
   if (is_op(n, "MaxPool")) return convert_pool(l, n);
+  if (library_qconv(l, n)) return convert_qconv(l, n);
   if (is_op(n, "GlobalAveragePool")) {
     out = xk_reduce(rw, "ReduceMean", twin_of(l, n->inputs[0]), (const int64_t[]){1, 2}, 2, 1);
   } else if (is_op(n, "Concat")) {
@@ -336,13 +363,14 @@ static void drop_uses(const o2m_node *n) {
     if (n->inputs[k]) n->inputs[k]->use_count--;
 }
 
-o2m_status o2m_layout_channels_last(o2m_model *model, o2m_diag *diag) {
+o2m_status o2m_layout_channels_last(o2m_model *model, int qconvs, o2m_diag *diag) {
   o2m_graph *g = model->graph;
-  int any = 0;
-  for (int i = 0; i < g->n_nodes && !any; i++) any = library_conv(g->nodes[i]);
-  if (!any) return O2M_OK;
   layout l;
   memset(&l, 0, sizeof(l));
+  l.qconvs = qconvs;
+  int any = 0;
+  for (int i = 0; i < g->n_nodes && !any; i++) any = library_conv(g->nodes[i]) || library_qconv(&l, g->nodes[i]);
+  if (!any) return O2M_OK;
   l.rw = (o2m_rewriter){model, diag, g, NULL, NULL, 0, 0, 0};
   l.cap = 4 * (size_t)(g->n_values + 2 * g->n_nodes) + 64;
   o2m_arena *arena = &model->arena;

@@ -75,8 +75,9 @@ o2m_status o2m_transform_missing_ops(o2m_model *model, o2m_keeps_op_fn keeps, vo
 
 /* For the JIT with oneDNN's convolutions (emit.h, O2M_JIT_DNNL): the main
  * graph's float32 2-D Convs as com.microsoft NhwcFusedConv, channels last,
- * with the values between them (layout_channels_last.c). */
-o2m_status o2m_layout_channels_last(o2m_model *model, o2m_diag *diag);
+ * with the values between them, and with qconvs its QLinearConvs as
+ * NhwcQLinearConv (layout_channels_last.c). */
+o2m_status o2m_layout_channels_last(o2m_model *model, int qconvs, o2m_diag *diag);
 
 /* The rule for an op, or NULL when it has none. */
 const o2m_rewrite_rule *o2m_rewrite_rule_for(const char *domain,

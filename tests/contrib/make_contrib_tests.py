@@ -545,6 +545,41 @@ nbits_case("matmul_nbits_kernel_8bit_row", 8, 64, 16, 16, False, a_shape=(1, 64)
 nbits_case("matmul_nbits_kernel_8bit_rows_zp", 8, 80, 16, 32, True, a_shape=(8, 80))
 
 
+# ---- a QDQ CNN in the form PyTorch's and onnxruntime's quantizers write: uint8
+# activations, int8 weights per output channel (zero points 0), float biases;
+# a strided convolution with Relu, a depthwise one, a residual Add, a 1x1 one.
+# The JIT runs each Conv as the runtime's 8-bit kernel (rt_qconv.c); the
+# outputs: a quantized tensor as it is, and the last one dequantized
+def qdq_cnn_int8():
+    nodes, inits = [], [("x_s", scalar(0.04)), ("x_zp", scalar(120, U8))]
+
+    def qdq(x, name, scale, zp):
+        inits.extend([(name + "_s", scalar(scale)), (name + "_zp", scalar(zp, U8))])
+        return [N("QuantizeLinear", [x, name + "_s", name + "_zp"], [name + "_q"]),
+                N("DequantizeLinear", [name + "_q", name + "_s", name + "_zp"], [name])]
+
+    def weight(name, w):
+        scale = (np.abs(w).reshape(w.shape[0], -1).max(1) / 127).astype(np.float32)
+        q = np.clip(np.round(w / scale[:, None, None, None]), -127, 127).astype(I8)
+        inits.extend([(name + "_q", q), (name + "_s", scale), (name + "_zp", np.zeros(w.shape[0], I8))])
+        return [N("DequantizeLinear", [name + "_q", name + "_s", name + "_zp"], [name], axis=0)]
+
+    nodes += [N("QuantizeLinear", ["x", "x_s", "x_zp"], ["x_q"]), N("DequantizeLinear", ["x_q", "x_s", "x_zp"], ["xd"])]
+    nodes += weight("wa", arr(16, 8, 3, 3, scale=0.3))
+    nodes += [N("Conv", ["xd", "wa", "ba"], ["ca"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+              N("Relu", ["ca"], ["ra"])] + qdq("ra", "a", 0.03, 0)
+    nodes += weight("wb", arr(16, 1, 3, 3, scale=0.5))
+    nodes += [N("Conv", ["a", "wb", "bb"], ["cb"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=16)]
+    nodes += qdq("cb", "b", 0.05, 128) + [N("Add", ["a", "b"], ["sum"])] + qdq("sum", "s", 0.06, 100)
+    nodes += weight("wc", arr(8, 16, 1, 1, scale=0.4))
+    nodes += [N("Conv", ["s", "wc"], ["cc"], kernel_shape=[1, 1])] + qdq("cc", "y", 0.05, 130)
+    inits += [("ba", arr(16, scale=0.1)), ("bb", arr(16, scale=0.1))]
+    case("model_qdq_cnn_int8", nodes, [("x", (1, 8, 12, 12))], [("a_q", TensorProto.UINT8), "y"], inits, opset=13)
+
+
+qdq_cnn_int8()
+
+
 def main():
     prefix = sys.argv[1] if len(sys.argv) > 1 else ""
     dirs = [write_case(*c) for c in CASES if c[0].startswith(prefix)]

@@ -148,7 +148,7 @@ static void drop_unused_values(MlirBlock block) {
 /* ---- weights as arguments (emit.h, O2M_JIT_WEIGHT_ARGS) ---------------------- */
 
 MlirValue lw_weight_argument(lw_ctx *cx, const o2m_value *v) {
-  const o2m_tensor *t = v->init;
+  const o2m_tensor *t = o2m_value_stored(v);
   if (!(cx->for_jit & O2M_JIT_WEIGHT_ARGS) || !t || v->graph != cx->model->graph || mlirBlockIsNull(cx->main_entry) ||
       t->count < MIN_WEIGHT_ELEMENTS || !t->data || o2m_dtype_bits(t->dtype) < 8 || t->dtype == O2M_DT_BOOL ||
       t->dtype == O2M_DT_STRING)
@@ -312,7 +312,7 @@ o2m_status lw_emit_module(const lw_target *target, o2m_model *model, MlirContext
                           int for_jit, const o2m_io_value *inputs, o2m_io_value *outputs,
                           MlirModule *out, o2m_diag *diag) {
   o2m_status s = lw_prepare_model(target, model, for_jit, diag);
-  if (!s && (for_jit & O2M_JIT_DNNL)) s = o2m_layout_channels_last(model, diag);
+  if (!s && (for_jit & O2M_JIT_DNNL)) s = o2m_layout_channels_last(model, (for_jit & O2M_JIT_QUANT) != 0, diag);
   if (s) return s;
   target->load_dialects(mc);
   mlir_messages messages = {{0}, 0};

@@ -39,7 +39,10 @@ static lw_lower_fn jit_lowering_for(int for_jit, const char *domain, const char 
       {O2M_JIT_DNNL, "NhwcFusedConv", lw_lower_dnnl_conv},
       {O2M_JIT_DNNL, "NhwcMaxPool", lw_lower_dnnl_max_pool},
       {O2M_JIT_QUANT, "MatMulNBits", lw_lower_matmul_nbits},
+      {O2M_JIT_QUANT, "NhwcQLinearConv", lw_lower_qlinear_conv},
   };
+  if (!domain[0] && strcmp(op_type, "QLinearConv") == 0 && (for_jit & O2M_JIT_QUANT) && (for_jit & O2M_JIT_DNNL))
+    return lw_lower_qlinear_conv;
   if (strcmp(domain, "com.microsoft") != 0) return NULL;
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
     if ((for_jit & rows[i].flag) && strcmp(op_type, rows[i].op_type) == 0) return rows[i].lower;

@@ -102,6 +102,7 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx);
  * transform layer leaves node n as written for them, and MatMulNBits. */
 int lw_jit_keeps_quant(int for_jit, const o2m_node *n);
 o2m_status lw_lower_matmul_nbits(lw_ctx *cx);
+o2m_status lw_lower_qlinear_conv(lw_ctx *cx);
 o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx);
 
 /* o2m_emit_linalg_module for a run on `inputs` (o2m_runtime_input

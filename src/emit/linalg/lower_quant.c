@@ -8,11 +8,25 @@
  *   (src/runtime/rt_nbits.c), so the weights stay packed. Every other form
  *   (float16, g_idx) and every module not for the JIT takes the float
  *   decomposition (src/transform/decompose_contrib_quant.c).
+ *
+ *   QLinearConv(x, x_s, x_zp, w, w_s, w_zp, y_s, y_zp, B?), 2-D, on 8-bit
+ *   NCHW tensors with int8 weights of zero points 0 and known scales and
+ *   zero points (per tensor; w_s per output channel too), with oneDNN
+ *   there (O2M_JIT_DNNL): one call of O2M_QCONV_CALL (src/runtime/
+ *   rt_qconv.c). The shared layer's QDQ fusion (fuse_qdq.c) makes such
+ *   nodes of DequantizeLinear -> Conv -> QuantizeLinear when the target
+ *   keeps them: it asks with the QuantizeLinear as a probe (its inputs
+ *   are not the op's), which is kept, and the node it makes is judged on
+ *   its own; one not kept takes the integer decomposition. The JIT's
+ *   channels-last layout (layout_channels_last.c) makes it a com.microsoft
+ *   NhwcQLinearConv, the same with X and Y [N, H, W, C].
  */
 #include <string.h>
 
 #include "emit/emit.h"
 #include "emit/linalg/lower.h"
+#include "infer/infer.h"
+#include "runtime/rt_internal.h"
 
 enum { A, B, SCALES, ZERO_POINTS, G_IDX, BIAS };
 enum { HAS_ZP_PACKED = 1, HAS_ZP_FLOAT = 2, HAS_BIAS = 4 }; /* rt_abi.h's flags */
@@ -47,9 +61,106 @@ static int keeps_matmul_nbits(const o2m_node *n) {
          n->n_outputs == 1;
 }
 
+/* ---- QLinearConv ------------------------------------------------------------------- */
+
+enum { QX, QX_S, QX_ZP, QW, QW_S, QW_ZP, QY_S, QY_ZP, QB };
+
+static const o2m_tensor *known(const o2m_value *v) { return v ? (v->known ? v->known : v->init) : NULL; }
+
+static int is_8bit(const o2m_value *v) { return elem_is(v, O2M_DT_UINT8) || elem_is(v, O2M_DT_INT8); }
+
+/* A known scale (or zero point: absent is 0) of count 1, or of `count`. */
+static int known_of(const o2m_value *v, int64_t count, int absent_ok) {
+  const o2m_tensor *t = known(v);
+  if (!v) return absent_ok;
+  return t && t->data && (t->count == 1 || t->count == count);
+}
+
+static int all_zero(const o2m_value *v) {
+  const o2m_tensor *t = known(v);
+  if (!v) return 1;
+  for (int64_t i = 0; t && t->data && i < t->count; i++)
+    if (o2m_tensor_get_float(t, i) != 0) return 0;
+  return t && t->data;
+}
+
+static int static_4d(const o2m_value *v) {
+  if (!v || v->type.rank != 4) return 0;
+  for (int k = 0; k < 4; k++)
+    if (v->type.dims[k].size < 0) return 0;
+  return 1;
+}
+
+static int keeps_qlinear_conv(const o2m_node *n) {
+  if (n->n_inputs < QY_ZP) return 1; /* fuse_qdq's probe: the node it makes is asked again */
+  const o2m_value *x = input(n, QX), *w = input(n, QW), *y = n->n_outputs == 1 ? n->outputs[0] : NULL;
+  const o2m_attr *pad = o2m_node_attr(n, "auto_pad");
+  if (!static_4d(x) || !static_4d(w) || !y || !static_4d(y) || !is_8bit(x) || !elem_is(w, O2M_DT_INT8) || !is_8bit(y))
+    return 0;
+  int64_t f = w->type.dims[0].size;
+  return (!pad || pad->type != O2M_ATTR_STRING || (pad->s.len == 6 && memcmp(pad->s.ptr, "NOTSET", 6) == 0)) &&
+         known_of(input(n, QX_S), 1, 0) && known_of(input(n, QX_ZP), 1, 1) && known_of(input(n, QW_S), f, 0) &&
+         all_zero(input(n, QW_ZP)) && known_of(input(n, QY_S), 1, 0) && known_of(input(n, QY_ZP), 1, 1) &&
+         (!input(n, QB) || elem_is(input(n, QB), O2M_DT_INT32));
+}
+
+static int64_t float_bits(double v) {
+  float f = (float)v;
+  int64_t bits = 0;
+  memcpy(&bits, &f, sizeof(f));
+  return bits;
+}
+
+static int ints_or(lw_ctx *cx, const char *name, int n, int64_t dflt, int64_t *out) {
+  const int64_t *v;
+  int count = lw_attr_ints(cx, name, &v);
+  for (int i = 0; i < n; i++) out[i] = count < 0 ? dflt : i < count ? v[i] : -1;
+  return count < 0 || count == n;
+}
+
+o2m_status lw_lower_qlinear_conv(lw_ctx *cx) {
+  const o2m_node *n = cx->node;
+  if (!keeps_qlinear_conv(n) || n->n_inputs < QY_ZP) return lw_unsupported(cx, "a QLinearConv the kernel does not take");
+  int64_t p[QC_COUNT] = {(int64_t)n->index, input(n, QB) != NULL};
+  if (!ints_or(cx, "strides", 2, 1, p + QC_STRIDE) || !ints_or(cx, "pads", 4, 0, p + QC_PAD) ||
+      !ints_or(cx, "dilations", 2, 1, p + QC_DILATION))
+    return lw_unsupported(cx, "a QLinearConv that is not 2-D");
+  p[QC_GROUPS] = lw_attr_int(cx, "group", 1);
+  p[QC_X_SIGNED] = elem_is(input(n, QX), O2M_DT_INT8);
+  p[QC_Y_SIGNED] = elem_is(n->outputs[0], O2M_DT_INT8);
+  p[QC_X_ZP] = input(n, QX_ZP) ? (int64_t)o2m_tensor_get_float(known(input(n, QX_ZP)), 0) : 0;
+  p[QC_Y_ZP] = input(n, QY_ZP) ? (int64_t)o2m_tensor_get_float(known(input(n, QY_ZP)), 0) : 0;
+  p[QC_X_SCALE] = float_bits(o2m_tensor_get_float(known(input(n, QX_S)), 0));
+  p[QC_Y_SCALE] = float_bits(o2m_tensor_get_float(known(input(n, QY_S)), 0));
+  p[QC_NHWC] = strcmp(n->op_type, "NhwcQLinearConv") == 0; /* layout_channels_last.c's: X, Y [N, H, W, C] */
+  const o2m_type *yt = lw_out_type(cx, 0);
+  MlirType y_type = lw_tensor_type(cx, yt), i8 = lw_elem_type(cx, O2M_DT_INT8);
+  int64_t sizes[4];
+  for (int k = 0; k < 4; k++) sizes[k] = yt->dims[k].size;
+  static const char i8_any[] = "memref<*xi8>", f32_any[] = "memref<*xf32>", i32_any[] = "memref<*xi32>",
+                    i64_any[] = "memref<*xi64>";
+  MlirValue y = lw_kernel_result(cx, i8, 4, sizes, NULL);
+  MlirValue bias = input(n, QB) ? lw_kernel_operand(cx, lw_in(cx, QB), i32_any) : lw_kernel_result(cx, lw_type(cx, "i32"), 1, (int64_t[]){1}, NULL);
+  if (!input(n, QB) && !mlirValueIsNull(bias)) bias = lw_op1(cx, "memref.cast", 1, &bias, lw_type(cx, i32_any), NULL);
+  MlirValue args[6] = {lw_kernel_operand(cx, lw_in(cx, QX), i8_any), lw_kernel_operand(cx, lw_in(cx, QW), i8_any),
+                       lw_kernel_operand(cx, lw_in(cx, QW_S), f32_any), bias,
+                       mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, i8_any), NULL),
+                       lw_kernel_operand(cx, lw_const_i64_tensor(cx, p, QC_COUNT), i64_any)};
+  for (int i = 0; i < 6; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass QLinearConv's operands");
+  lw_declare_kernel(cx, O2M_QCONV_CALL,
+                    "(memref<*xi8>, memref<*xi8>, memref<*xf32>, memref<*xi32>, memref<*xi8>, memref<*xi64>) -> ()");
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 6, args, 0, NULL, "callee = @" O2M_QCONV_CALL, 0)))
+    return lw_error(cx, "internal: cannot call the 8-bit convolution kernel");
+  MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, y_type, "restrict, writable");
+  return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take QLinearConv's result") : lw_set_out(cx, 0, out);
+}
+
 int lw_jit_keeps_quant(int for_jit, const o2m_node *n) {
-  if (!(for_jit & O2M_JIT_QUANT) || strcmp(n->domain, "com.microsoft") != 0) return 0;
-  return strcmp(n->op_type, "MatMulNBits") == 0 && keeps_matmul_nbits(n);
+  if (!(for_jit & O2M_JIT_QUANT)) return 0;
+  if (!n->domain[0] && strcmp(n->op_type, "QLinearConv") == 0)
+    return (for_jit & O2M_JIT_DNNL) && keeps_qlinear_conv(n);
+  return strcmp(n->domain, "com.microsoft") == 0 && strcmp(n->op_type, "MatMulNBits") == 0 && keeps_matmul_nbits(n);
 }
 
 o2m_status lw_lower_matmul_nbits(lw_ctx *cx) {
