@@ -8,6 +8,12 @@
   nbits_tiny, nbits_tiny_prefill   one 64 x 64 layer on one row and on
                  64 rows: the baselines of peak memory (the same code
                  paths, tiny weights)
+  dynamic_mlp    dynamic quantization as onnxruntime's quantize_dynamic
+                 writes it, on a BERT-base-sized feed-forward stack: 4
+                 layers (768 -> 3072 -> 768, twice), each DynamicQuantizeLinear
+                 -> MatMulInteger (int8 weights, zero point 0) -> Cast -> Mul
+                 by the scales -> Add the bias (Relu after the wide ones);
+                 input [128, 768]
   qdq_resnet18   where Debian's PyTorch is installed (python3-torch,
                  python3-torchvision): torchvision's ResNet18 (random
                  weights) quantized by PyTorch (static post-training
@@ -59,6 +65,34 @@ def nbits_model(name, layers, size, rows, block=32, bits=4):
     return model, x
 
 
+def dynamic_mlp(out):
+    rng = np.random.default_rng(20261205)
+    nodes, inits, x, hidden, wide = [], [], "input", 768, 3072
+    for i, (k, n) in enumerate([(hidden, wide), (wide, hidden), (hidden, wide), (wide, hidden)]):
+        w = rng.standard_normal((k, n)).astype(np.float32) / np.sqrt(k)
+        scale = np.float32(np.abs(w).max() / 127)
+        inits += [numpy_helper.from_array(np.clip(np.round(w / scale), -127, 127).astype(np.int8), f"w{i}"),
+                  numpy_helper.from_array(np.int8(0), f"wzp{i}"), numpy_helper.from_array(scale, f"ws{i}"),
+                  numpy_helper.from_array((rng.standard_normal(n) * 0.1).astype(np.float32), f"b{i}")]
+        nodes += [helper.make_node("DynamicQuantizeLinear", [x], [f"xq{i}", f"xs{i}", f"xzp{i}"]),
+                  helper.make_node("MatMulInteger", [f"xq{i}", f"w{i}", f"xzp{i}", f"wzp{i}"], [f"mi{i}"]),
+                  helper.make_node("Cast", [f"mi{i}"], [f"mf{i}"], to=TensorProto.FLOAT),
+                  helper.make_node("Mul", [f"xs{i}", f"ws{i}"], [f"sc{i}"]),
+                  helper.make_node("Mul", [f"mf{i}", f"sc{i}"], [f"mm{i}"]),
+                  helper.make_node("Add", [f"mm{i}", f"b{i}"], [f"o{i}"])]
+        x = f"o{i}"
+        if n == wide:
+            nodes.append(helper.make_node("Relu", [x], [f"r{i}"]))
+            x = f"r{i}"
+    graph = helper.make_graph(nodes, "dynamic_mlp",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [128, hidden])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="make_quant_models")
+    model.ir_version = 8
+    onnx.save(model, os.path.join(out, "dynamic_mlp.onnx"))
+    np.save(os.path.join(out, "dynamic_mlp_x.npy"), rng.standard_normal((128, hidden)).astype(np.float32))
+
+
 def qdq_resnet18(out):
     try:
         import torch
@@ -88,6 +122,7 @@ def main():
         model, x = nbits_model(name, layers, size, rows)
         onnx.save(model, os.path.join(out, name + ".onnx"))
         np.save(os.path.join(out, name + "_x.npy"), x)
+    dynamic_mlp(out)
     qdq_resnet18(out)
 
 

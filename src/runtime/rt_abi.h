@@ -51,5 +51,14 @@
  * channel; bias i32, any buffer when absent; params i64, rt_internal.h's
  * QC_*). */
 #define O2M_QCONV_CALL "o2m_qconv2d"
+/* ONNX's MatMulInteger with a 2-D B (rt_qmatmul.c): O2M_QMATMUL_CALL(A,
+ * B, a_zp, Y, params) on unranked buffers (A [..., K], B [K, N], a_zp (one
+ * element; any buffer when absent) i8 holding int8 or uint8; Y [..., N]
+ * i32; params i64, rt_internal.h's QM_*). */
+#define O2M_QMATMUL_CALL "o2m_qmatmul"
+/* ONNX's DynamicQuantizeLinear on float32 (rt_dynquant.c):
+ * O2M_DYNQUANT_CALL(x, y, scale, zero point) on unranked buffers (x f32,
+ * y i8 holding uint8, scale f32 and zero point i8 of one element). */
+#define O2M_DYNQUANT_CALL "o2m_dynamic_quantize_f32"
 
 #endif

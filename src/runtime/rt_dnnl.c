@@ -149,6 +149,7 @@ typedef struct kernel_site {
   pthread_mutex_t lock;
   dnnl_primitive_t prim;
   dnnl_memory_t src, wei, bias, dst;
+  dnnl_memory_t zp; /* an 8-bit product's A zero point (given per call) */
 } kernel_site;
 
 static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -163,10 +164,10 @@ const void *o2m_rt_set_owner(const void *owner) {
 
 static void drop_parts(kernel_site *s) {
   if (s->prim) p_dnnl_primitive_destroy(s->prim);
-  dnnl_memory_t mems[4] = {s->src, s->wei, s->bias, s->dst};
-  for (int i = 0; i < 4; i++)
+  dnnl_memory_t mems[5] = {s->src, s->wei, s->bias, s->dst, s->zp};
+  for (int i = 0; i < 5; i++)
     if (mems[i]) p_dnnl_memory_destroy(mems[i]);
-  s->prim = NULL, s->src = s->wei = s->bias = s->dst = NULL;
+  s->prim = NULL, s->src = s->wei = s->bias = s->dst = s->zp = NULL;
   s->weights = NULL;
 }
 
@@ -586,6 +587,79 @@ int rt_dnnl_qconv(const rt_qconv_call *c) {
   return done;
 }
 
+/* ---- 8-bit matrix products ------------------------------------------------------------------ */
+
+static _Thread_local const rt_qmatmul_call *building_product;
+
+/* Y [m, n] s32 = (A - a_zp) B as oneDNN's int8 matmul, A's zero point given
+ * per call (a runtime value: dynamic quantization computes it), B packed
+ * once; a uint8 B of zero point 128 is taken as int8 B - 128. */
+static int build_qmatmul_site(kernel_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
+  (void)x, (void)w, (void)y;
+  const rt_qmatmul_call *c = building_product;
+  int b_unsigned = !p[QM_B_SIGNED];
+  if (p[QM_B_ZP] != (b_unsigned ? 128 : 0)) return 0;
+  int64_t a_dims[2] = {c->m, c->k}, b_dims[2] = {c->k, c->n}, y_dims[2] = {c->m, c->n}, one = 1;
+  dnnl_memory_desc_t a_md, b_plain, b_any, y_md, zp_md;
+  if (!typed_desc(&a_md, 2, a_dims, p[QM_A_SIGNED] ? dnnl_s8 : dnnl_u8, dnnl_ab) ||
+      !typed_desc(&b_plain, 2, b_dims, dnnl_s8, dnnl_ab) || !typed_desc(&b_any, 2, b_dims, dnnl_s8, dnnl_format_tag_any) ||
+      !typed_desc(&y_md, 2, y_dims, dnnl_s32, dnnl_ab) || !typed_desc(&zp_md, 1, &one, dnnl_s32, dnnl_x))
+    return 0;
+  dnnl_matmul_desc_t md;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  const int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
+  int ok = p_dnnl_matmul_desc_init(&md, &a_md, &b_any, NULL, &y_md) == dnnl_success &&
+           p_dnnl_primitive_attr_create(&attr) == dnnl_success &&
+           (!p[QM_HAS_A_ZP] || p_dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp) == dnnl_success) &&
+           p_dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) == dnnl_success;
+  if (attr) p_dnnl_primitive_attr_destroy(attr);
+  if (!ok) return 0;
+  const dnnl_memory_desc_t *packed = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
+       p_dnnl_memory_create(&s->src, &a_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->dst, &y_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->zp, &zp_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->wei, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
+  p_dnnl_primitive_desc_destroy(pd);
+  /* B as int8 (a uint8 one shifted by its zero point 128), packed */
+  int8_t *shifted = ok && b_unsigned ? malloc((size_t)(c->k * c->n)) : NULL;
+  for (int64_t i = 0; shifted && i < c->k * c->n; i++) shifted[i] = (int8_t)(((const uint8_t *)c->b)[i] - 128);
+  ok = ok && (!b_unsigned || shifted) && reorder_weights(&b_plain, shifted ? (const void *)shifted : c->b, s->wei);
+  free(shifted);
+  s->weights = (const float *)c->b;
+  return ok;
+}
+
+int rt_dnnl_qmatmul(const rt_qmatmul_call *c) {
+  if (!o2m_rt_dnnl_available()) return 0;
+  int64_t key[KEY_WORDS] = {0};
+  memcpy(key, c->p, sizeof(int64_t) * QM_COUNT);
+  key[QM_COUNT] = c->m, key[QM_COUNT + 1] = c->k, key[QM_COUNT + 2] = c->n;
+  key[QM_COUNT + 3] = (int64_t)(uintptr_t)c->b;
+  key[KEY_WORDS - 1] = -4; /* an 8-bit product's */
+  key[KEY_THREADS] = o2m_rt_call_threads();
+  int threads = call_threads(), owned = 0, done = 0;
+  const rt_qmatmul_call *was = building_product;
+  building_product = c;
+  kernel_site *s = find_site(key, build_qmatmul_site, c->p, NULL, NULL, NULL, &owned);
+  building_product = was;
+  if (s) {
+    int32_t zp = c->a_zp;
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, s->src}, {DNNL_ARG_WEIGHTS, s->wei}, {DNNL_ARG_DST, s->dst},
+                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, s->zp}};
+    done = s->prim && p_dnnl_memory_set_data_handle(s->src, (void *)(uintptr_t)c->a) == dnnl_success &&
+           p_dnnl_memory_set_data_handle(s->dst, c->y) == dnnl_success &&
+           p_dnnl_memory_set_data_handle(s->zp, &zp) == dnnl_success &&
+           p_dnnl_primitive_execute(s->prim, stream, c->p[QM_HAS_A_ZP] ? 4 : 3, args) == dnnl_success &&
+           p_dnnl_stream_wait(stream) == dnnl_success;
+    pthread_mutex_unlock(&s->lock);
+    if (owned) free_site(s);
+  }
+  threads_back(threads);
+  return done;
+}
+
 /* ---- matrix products with constant B ---------------------------------------------------- */
 
 typedef RT_F32_MEMREF(2) memref2;
@@ -737,6 +811,10 @@ int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t 
   return 0;
 }
 int rt_dnnl_qconv(const rt_qconv_call *c) {
+  (void)c;
+  return 0;
+}
+int rt_dnnl_qmatmul(const rt_qmatmul_call *c) {
   (void)c;
   return 0;
 }

@@ -14,6 +14,8 @@ o2m_rt_symbol rt_branch_failed_symbol(void);
 o2m_rt_symbol rt_profile_symbol(void);
 o2m_rt_symbol rt_nbits_symbol(void);
 o2m_rt_symbol rt_qconv_symbol(void);
+o2m_rt_symbol rt_qmatmul_symbol(void);
+o2m_rt_symbol rt_dynquant_symbol(void);
 o2m_rt_symbol rt_alloc_symbols_at(int i); /* 0..2: alloc, aligned alloc, free */
 
 /* oneDNN's threaded sgemm (rt_dnnl.c) for o2m_rt_gemm when a call has
@@ -64,6 +66,24 @@ typedef struct rt_qconv_call {
 /* The call through oneDNN's int8 convolution (rt_dnnl.c); 0 when it
  * cannot (no oneDNN, a form it refuses). */
 int rt_dnnl_qconv(const rt_qconv_call *c);
+
+/* An 8-bit matrix product (rt_qmatmul.c, rt_abi.h's O2M_QMATMUL_CALL):
+ * its params (int64: the call site, whether A and B are int8 (else
+ * uint8), B's zero point, whether A's zero point is given) and its dense
+ * operands: Y [m, n] (int32) = sum over k of (A [m, k] - a_zp) (B [k, n] -
+ * b_zp). */
+enum { QM_SITE, QM_A_SIGNED, QM_B_SIGNED, QM_B_ZP, QM_HAS_A_ZP, QM_COUNT };
+typedef struct rt_qmatmul_call {
+  const int64_t *p;
+  int64_t m, k, n;
+  const void *a, *b;
+  int32_t a_zp;
+  int32_t *y;
+} rt_qmatmul_call;
+/* The call through oneDNN's int8 matmul (rt_dnnl.c; int8 B, or uint8 B
+ * with zero point 128, taken as int8 B - 128 with zero point 0); 0 when
+ * it cannot (no oneDNN, another B zero point, a form it refuses). */
+int rt_dnnl_qmatmul(const rt_qmatmul_call *c);
 
 /* The functions behind those symbols that other files call. */
 void o2m_rt_memref_copy(int64_t esize, o2m_rt_unranked *src, o2m_rt_unranked *dst);

@@ -580,6 +580,36 @@ def qdq_cnn_int8():
 qdq_cnn_int8()
 
 
+# ---- dynamic quantization as onnxruntime's quantize_dynamic writes it: A quantized
+# at run time (DynamicQuantizeLinear), MatMulInteger against int8 weights (zero
+# point 0) or uint8 ones (zero point 128), the int32 sums scaled back to float;
+# 2-D and 3-D A. The JIT runs the quantization and the products as the runtime's
+# kernels (rt_dynquant.c, rt_qmatmul.c)
+def dynamic_quant_mlp():
+    nodes, inits = [], []
+    x = "x"
+    for i, (k, n, dtype) in enumerate([(32, 48, I8), (48, 32, U8)]):
+        w = arr(k, n, scale=1 / np.sqrt(k))
+        scale = np.float32(np.abs(w).max() / 127)
+        q = np.clip(np.round(w / scale), -127, 127)
+        zp = 0 if dtype == I8 else 128
+        inits += [("w%d" % i, (q + zp).astype(dtype)), ("wzp%d" % i, scalar(zp, dtype)), ("ws%d" % i, scalar(scale)),
+                  ("b%d" % i, arr(n, scale=0.1))]
+        nodes += [N("DynamicQuantizeLinear", [x], ["xq%d" % i, "xs%d" % i, "xzp%d" % i]),
+                  N("MatMulInteger", ["xq%d" % i, "w%d" % i, "xzp%d" % i, "wzp%d" % i], ["mi%d" % i]),
+                  N("Cast", ["mi%d" % i], ["mf%d" % i], to=TensorProto.FLOAT),
+                  N("Mul", ["xs%d" % i, "ws%d" % i], ["sc%d" % i]), N("Mul", ["mf%d" % i, "sc%d" % i], ["mm%d" % i]),
+                  N("Add", ["mm%d" % i, "b%d" % i], ["o%d" % i])]
+        x = "o%d" % i
+        if i == 0:
+            nodes.append(N("Relu", [x], ["r0"]))
+            x = "r0"
+    case("model_dynamic_quant_mlp", nodes, [("x", (2, 5, 32))], [x], inits, opset=13)
+
+
+dynamic_quant_mlp()
+
+
 def main():
     prefix = sys.argv[1] if len(sys.argv) > 1 else ""
     dirs = [write_case(*c) for c in CASES if c[0].startswith(prefix)]

@@ -41,8 +41,12 @@ static lw_lower_fn jit_lowering_for(int for_jit, const char *domain, const char 
       {O2M_JIT_QUANT, "MatMulNBits", lw_lower_matmul_nbits},
       {O2M_JIT_QUANT, "NhwcQLinearConv", lw_lower_qlinear_conv},
   };
-  if (!domain[0] && strcmp(op_type, "QLinearConv") == 0 && (for_jit & O2M_JIT_QUANT) && (for_jit & O2M_JIT_DNNL))
-    return lw_lower_qlinear_conv;
+  if (!domain[0] && (for_jit & O2M_JIT_QUANT) && (for_jit & O2M_JIT_DNNL)) {
+    if (strcmp(op_type, "QLinearConv") == 0) return lw_lower_qlinear_conv;
+    if (strcmp(op_type, "MatMulInteger") == 0) return lw_lower_matmul_integer;
+  }
+  if (!domain[0] && (for_jit & O2M_JIT_QUANT) && strcmp(op_type, "DynamicQuantizeLinear") == 0)
+    return lw_lower_dynamic_quantize;
   if (strcmp(domain, "com.microsoft") != 0) return NULL;
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
     if ((for_jit & rows[i].flag) && strcmp(op_type, rows[i].op_type) == 0) return rows[i].lower;

@@ -20,6 +20,14 @@
  *   its own; one not kept takes the integer decomposition. The JIT's
  *   channels-last layout (layout_channels_last.c) makes it a com.microsoft
  *   NhwcQLinearConv, the same with X and Y [N, H, W, C].
+ *
+ *   MatMulInteger(A, B, a_zp?, b_zp?) with A [..., K] 8-bit, B a stored
+ *   [K, N] int8 of zero point 0 or uint8 of zero point 128 and A's zero
+ *   point one element (dynamic quantization's, known at run time), with
+ *   oneDNN there: one call of O2M_QMATMUL_CALL (rt_qmatmul.c).
+ *
+ *   DynamicQuantizeLinear(x) on float32: one call of O2M_DYNQUANT_CALL
+ *   (rt_dynquant.c) writing y and the 0-d scale and zero point.
  */
 #include <string.h>
 
@@ -156,10 +164,109 @@ o2m_status lw_lower_qlinear_conv(lw_ctx *cx) {
   return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take QLinearConv's result") : lw_set_out(cx, 0, out);
 }
 
+/* ---- MatMulInteger ------------------------------------------------------------------- */
+
+/* A [..., K] 8-bit, B [K, N] a stored int8 tensor of zero point 0 or uint8
+ * of zero point 128 (oneDNN's form), A's zero point one element (a value
+ * known at run time: dynamic quantization's). */
+static int keeps_matmul_integer(const o2m_node *n) {
+  const o2m_value *a = input(n, 0), *b = input(n, 1), *a_zp = input(n, 2), *b_zp = input(n, 3);
+  const o2m_tensor *bt = o2m_value_stored(b), *bz = known(b_zp);
+  if (!is_8bit(a) || a->type.rank < 2 || a->type.dims[a->type.rank - 1].size < 0 || !bt || bt->rank != 2 ||
+      !is_8bit(b) || n->n_outputs != 1 || !elem_is(n->outputs[0], O2M_DT_INT32))
+    return 0;
+  if (a_zp && (a_zp->type.rank < 0 || (a_zp->type.rank == 1 && a_zp->type.dims[0].size != 1) || a_zp->type.rank > 1))
+    return 0;
+  double want = elem_is(b, O2M_DT_UINT8) ? 128 : 0;
+  return b_zp ? bz && bz->data && bz->count == 1 && o2m_tensor_get_float(bz, 0) == want : want == 0;
+}
+
+o2m_status lw_lower_matmul_integer(lw_ctx *cx) {
+  const o2m_node *n = cx->node;
+  if (!keeps_matmul_integer(n)) return lw_unsupported(cx, "a MatMulInteger the kernel does not take");
+  MlirValue a = lw_in(cx, 0);
+  int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(a));
+  const o2m_tensor *bt = o2m_value_stored(input(n, 1));
+  int64_t p[QM_COUNT] = {(int64_t)n->index, elem_is(input(n, 0), O2M_DT_INT8), elem_is(input(n, 1), O2M_DT_INT8),
+                         elem_is(input(n, 1), O2M_DT_UINT8) ? 128 : 0, input(n, 2) != NULL};
+  int64_t sizes[O2M_MAX_RANK];
+  MlirValue dims[O2M_MAX_RANK];
+  if (rank > O2M_MAX_RANK) return lw_unsupported(cx, "rank above %d", O2M_MAX_RANK);
+  for (int d = 0; d < rank; d++) {
+    sizes[d] = d == rank - 1 ? bt->dims[1] : mlirShapedTypeGetDimSize(mlirValueGetType(a), d);
+    dims[d] = mlirShapedTypeIsDynamicSize(sizes[d]) ? lw_dim(cx, a, d) : (MlirValue){NULL};
+  }
+  static const char i8_any[] = "memref<*xi8>", i32_any[] = "memref<*xi32>", i64_any[] = "memref<*xi64>";
+  MlirType i32 = lw_type(cx, "i32");
+  MlirValue y = lw_kernel_result(cx, i32, rank, sizes, dims);
+  MlirValue a_buf = lw_kernel_operand(cx, a, i8_any);
+  MlirValue args[5] = {a_buf, lw_kernel_operand(cx, lw_in(cx, 1), i8_any),
+                       input(n, 2) ? lw_kernel_operand(cx, lw_in(cx, 2), i8_any) : a_buf,
+                       mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, i32_any), NULL),
+                       lw_kernel_operand(cx, lw_const_i64_tensor(cx, p, QM_COUNT), i64_any)};
+  for (int i = 0; i < 5; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass MatMulInteger's operands");
+  lw_declare_kernel(cx, O2M_QMATMUL_CALL, "(memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi32>, memref<*xi64>) -> ()");
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 5, args, 0, NULL, "callee = @" O2M_QMATMUL_CALL, 0)))
+    return lw_error(cx, "internal: cannot call the 8-bit product kernel");
+  MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, mlirRankedTensorTypeGet(rank, sizes, i32, mlirAttributeGetNull()),
+                         "restrict, writable");
+  return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take MatMulInteger's result") : lw_set_out(cx, 0, out);
+}
+
+/* ---- DynamicQuantizeLinear ----------------------------------------------------------- */
+
+static int keeps_dynamic_quantize(const o2m_node *n) {
+  const o2m_value *x = input(n, 0);
+  if (!elem_is(x, O2M_DT_FLOAT) || x->type.rank < 0 || n->n_outputs != 3) return 0;
+  for (int i = 0; i < 3; i++)
+    if (!n->outputs[i]) return 0;
+  return 1;
+}
+
+o2m_status lw_lower_dynamic_quantize(lw_ctx *cx) {
+  if (!keeps_dynamic_quantize(cx->node)) return lw_unsupported(cx, "a DynamicQuantizeLinear the kernel does not take");
+  MlirValue x = lw_in(cx, 0);
+  int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(x));
+  if (rank > O2M_MAX_RANK) return lw_unsupported(cx, "rank above %d", O2M_MAX_RANK);
+  int64_t sizes[O2M_MAX_RANK];
+  MlirValue dims[O2M_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    sizes[d] = mlirShapedTypeGetDimSize(mlirValueGetType(x), d);
+    dims[d] = mlirShapedTypeIsDynamicSize(sizes[d]) ? lw_dim(cx, x, d) : (MlirValue){NULL};
+  }
+  static const char f32_any[] = "memref<*xf32>", i8_any[] = "memref<*xi8>";
+  MlirType i8 = lw_elem_type(cx, O2M_DT_UINT8), f32 = lw_elem_type(cx, O2M_DT_FLOAT);
+  MlirValue bufs[3] = {lw_kernel_result(cx, i8, rank, sizes, dims), lw_kernel_result(cx, f32, 0, NULL, NULL),
+                       lw_kernel_result(cx, i8, 0, NULL, NULL)};
+  const char *kinds[3] = {i8_any, f32_any, i8_any};
+  MlirValue args[4] = {lw_kernel_operand(cx, x, f32_any)};
+  for (int i = 0; i < 3; i++)
+    args[i + 1] = mlirValueIsNull(bufs[i]) ? bufs[i] : lw_op1(cx, "memref.cast", 1, &bufs[i], lw_type(cx, kinds[i]), NULL);
+  for (int i = 0; i < 4; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass DynamicQuantizeLinear's operands");
+  lw_declare_kernel(cx, O2M_DYNQUANT_CALL, "(memref<*xf32>, memref<*xi8>, memref<*xf32>, memref<*xi8>) -> ()");
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 4, args, 0, NULL, "callee = @" O2M_DYNQUANT_CALL, 0)))
+    return lw_error(cx, "internal: cannot call the dynamic quantization kernel");
+  MlirType types[3] = {mlirRankedTensorTypeGet(rank, sizes, i8, mlirAttributeGetNull()),
+                       mlirRankedTensorTypeGet(0, NULL, f32, mlirAttributeGetNull()),
+                       mlirRankedTensorTypeGet(0, NULL, i8, mlirAttributeGetNull())};
+  for (int i = 0; i < 3; i++) {
+    MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &bufs[i], types[i], "restrict, writable");
+    o2m_status s = mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take DynamicQuantizeLinear's results")
+                                        : lw_set_out(cx, i, out);
+    if (s) return s;
+  }
+  return O2M_OK;
+}
+
 int lw_jit_keeps_quant(int for_jit, const o2m_node *n) {
   if (!(for_jit & O2M_JIT_QUANT)) return 0;
   if (!n->domain[0] && strcmp(n->op_type, "QLinearConv") == 0)
     return (for_jit & O2M_JIT_DNNL) && keeps_qlinear_conv(n);
+  if (!n->domain[0] && strcmp(n->op_type, "MatMulInteger") == 0)
+    return (for_jit & O2M_JIT_DNNL) && keeps_matmul_integer(n);
+  if (!n->domain[0] && strcmp(n->op_type, "DynamicQuantizeLinear") == 0) return keeps_dynamic_quantize(n);
   return strcmp(n->domain, "com.microsoft") == 0 && strcmp(n->op_type, "MatMulNBits") == 0 && keeps_matmul_nbits(n);
 }
 
