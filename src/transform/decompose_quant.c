@@ -6,8 +6,9 @@
  *  DynamicQuantizeLinear uint8 scale and zero point from min/max (with 0
  *                        included) of x, then QuantizeLinear
  *  MatMulInteger, ConvInteger  (a - a_zp) @ (b - b_zp) in int32
- *  QLinearMatMul, QLinearConv  the integer product, scaled by
- *                        a_scale * b_scale / y_scale, then quantized
+ *  QLinearMatMul, QLinearConv  the integer product (MatMulInteger,
+ *                        a Conv in int32), scaled by a_scale * b_scale /
+ *                        y_scale, then quantized
  * Scales and zero points are per tensor (scalars), per axis (1-D along
  * `axis`; per output channel for weights) or blocked (block_size since 21:
  * each entry repeated block_size times along `axis`, by a Gather with
@@ -225,8 +226,12 @@ static o2m_status requantize(o2m_rewriter *rw, o2m_value *acc, o2m_value *a_scal
 o2m_status o2m_decompose_qlinear_matmul(o2m_rewriter *rw) {
   o2m_value *a_scale = o2m_rw_in(rw, 1), *a_zp = o2m_rw_in(rw, 2);
   if (not_scalar(a_scale) || not_scalar(a_zp)) return o2m_rw_unsupported(rw, "per-row quantization of A");
-  o2m_value *acc = xk_op2(rw, "MatMul", minus_zero_point(rw, o2m_rw_in(rw, 0), a_zp),
-                          minus_zero_point(rw, o2m_rw_in(rw, 3), o2m_rw_in(rw, 5)));
+  /* the integer product as MatMulInteger: a target that keeps it runs it
+   * on its integer units, others get its decomposition below */
+  o2m_value *in[4] = {o2m_rw_in(rw, 0), o2m_rw_in(rw, 3), a_zp, o2m_rw_in(rw, 5)};
+  int n_in = in[3] ? 4 : in[2] ? 3 : 2;
+  if (!in[2] && in[3]) in[2] = xk_scalar(rw, xk_elem(in[0]), 0), n_in = 4;
+  o2m_value *acc = o2m_rw_op(rw, "MatMulInteger", n_in, in, NULL, 0);
   return requantize(rw, acc, a_scale, o2m_rw_in(rw, 4), o2m_rw_in(rw, 6), o2m_rw_in(rw, 7));
 }
 

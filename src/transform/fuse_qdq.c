@@ -18,6 +18,12 @@
  * w_scale, or a float constant (quantized here with that scale). Other
  * forms are left as they are (the decompositions then apply).
  *
+ * Whether the target keeps the integer op is asked before it is made, of a
+ * probe: the op with its first 8 operands and no outputs (transform.h).
+ * A target may want the fusion and still not keep the op it makes (the
+ * JIT: QLinearMatMul then decomposes into MatMulInteger, which its kernel
+ * takes); the made node is asked again.
+ *
  * Must not: change a model for a target that does not keep the integer op.
  */
 #include <math.h>
@@ -103,8 +109,15 @@ int o2m_fuse_qdq(o2m_rewriter *rw, o2m_node **dead, int *n_dead, o2m_keeps_op_fn
   o2m_value *x, *xs, *xzp, *w, *ws, *wzp;
   if (!dq_operands(dqx, -1, &x, &xs, &xzp) || !dq_operands(dqw, conv ? 0 : w_rank - 1, &w, &ws, &wzp)) return 0;
   const char *fused = conv ? "QLinearConv" : "QLinearMatMul";
+  o2m_value *ins[9] = {x, xs, xzp, w, ws, wzp, q->inputs[1], q->n_inputs > 2 ? q->inputs[2] : NULL, NULL};
+  /* the question to the target: the fused op with its operands (the bias
+   * not yet made) and no outputs, before it is made (transform.h) */
   o2m_node probe = *q;
   probe.op_type = fused;
+  probe.inputs = ins;
+  probe.n_inputs = 8;
+  probe.outputs = NULL;
+  probe.n_outputs = 0;
   if (!keeps(&probe, user)) return 0;
   o2m_value *bias = NULL;
   if (conv && op->n_inputs > 2 && op->inputs[2]) {
@@ -135,7 +148,7 @@ int o2m_fuse_qdq(o2m_rewriter *rw, o2m_node **dead, int *n_dead, o2m_keeps_op_fn
       return 0;
     }
   }
-  o2m_value *ins[9] = {x, xs, xzp, w, ws, wzp, q->inputs[1], q->n_inputs > 2 ? q->inputs[2] : NULL, bias};
+  ins[8] = bias;
   int n_attrs;
   o2m_node *saved = rw->node;
   rw->node = op; /* the fused op keeps the Conv's window attributes */

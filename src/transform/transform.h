@@ -55,7 +55,9 @@ o2m_status o2m_transform_to_core(o2m_model *model, o2m_diag *diag);
 
 /* Whether a target lowers a node itself (normally: its lowering table
  * has a row for the op; a target may refuse some forms of an op it
- * lowers, which its decompositions then handle). */
+ * lowers, which its decompositions then handle). A node without outputs
+ * (n_outputs 0) is a question before a fusion makes it (fuse_qdq.c):
+ * whether the target wants the fused op of these operands. */
 typedef int (*o2m_keeps_op_fn)(const o2m_node *n, void *user);
 
 /* The same for one target (per-target legality, as torch-mlir's

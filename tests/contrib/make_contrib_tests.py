@@ -610,6 +610,39 @@ def dynamic_quant_mlp():
 dynamic_quant_mlp()
 
 
+# ---- a QDQ transformer block (self-attention, one head): the projections'
+# MatMuls against int8 weights between QuantizeLinear/DequantizeLinear pairs
+# (the JIT: QLinearMatMul, then MatMulInteger on the runtime's kernel and the
+# requantization), the attention's activation products in float
+def qdq_attention_int8():
+    nodes, inits, d = [], [], 32
+
+    def qdq(x, name, scale, zp):
+        inits.extend([(name + "_s", scalar(scale)), (name + "_zp", scalar(zp, U8))])
+        return [N("QuantizeLinear", [x, name + "_s", name + "_zp"], [name + "_q"]),
+                N("DequantizeLinear", [name + "_q", name + "_s", name + "_zp"], [name])]
+
+    def proj(x, name, scale, zp):
+        w = arr(d, d, scale=1 / np.sqrt(d))
+        ws = np.float32(np.abs(w).max() / 127)
+        inits.extend([(name + "_wq", np.clip(np.round(w / ws), -127, 127).astype(I8)), (name + "_ws", scalar(ws)),
+                      (name + "_wzp", scalar(0, I8))])
+        return [N("DequantizeLinear", [name + "_wq", name + "_ws", name + "_wzp"], [name + "_w"]),
+                N("MatMul", [x, name + "_w"], [name + "_mm"])] + qdq(name + "_mm", name, scale, zp)
+
+    nodes += qdq("x", "xd", 0.03, 128)
+    nodes += proj("xd", "q", 0.04, 128) + proj("xd", "k", 0.04, 128) + proj("xd", "v", 0.04, 128)
+    inits.append(("inv_sqrt_d", scalar(1 / np.sqrt(d))))
+    nodes += [N("Transpose", ["k"], ["kt"], perm=[0, 2, 1]), N("MatMul", ["q", "kt"], ["qk"]),
+              N("Mul", ["qk", "inv_sqrt_d"], ["scores"]), N("Softmax", ["scores"], ["p"], axis=-1),
+              N("MatMul", ["p", "v"], ["ctx"])]
+    nodes += qdq("ctx", "ctxd", 0.04, 128) + proj("ctxd", "o", 0.04, 128) + [N("Add", ["o", "xd"], ["y"])]
+    case("model_qdq_attention_int8", nodes, [("x", (1, 8, d))], ["y"], inits, opset=13)
+
+
+qdq_attention_int8()
+
+
 def main():
     prefix = sys.argv[1] if len(sys.argv) > 1 else ""
     dirs = [write_case(*c) for c in CASES if c[0].startswith(prefix)]

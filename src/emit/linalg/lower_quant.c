@@ -28,6 +28,11 @@
  *
  *   DynamicQuantizeLinear(x) on float32: one call of O2M_DYNQUANT_CALL
  *   (rt_dynquant.c) writing y and the 0-d scale and zero point.
+ *
+ *   QLinearMatMul is never kept, but QDQ's MatMul (DequantizeLinear ->
+ *   MatMul -> QuantizeLinear) is fused into one where its product is the
+ *   kernel's: its decomposition (decompose_quant.c) writes MatMulInteger,
+ *   kept as above, and the requantization.
  */
 #include <string.h>
 
@@ -99,11 +104,13 @@ static int static_4d(const o2m_value *v) {
   return 1;
 }
 
+/* Also asked of fuse_qdq's probe (no outputs: y's type is y_zp's). */
 static int keeps_qlinear_conv(const o2m_node *n) {
-  if (n->n_inputs < QY_ZP) return 1; /* fuse_qdq's probe: the node it makes is asked again */
   const o2m_value *x = input(n, QX), *w = input(n, QW), *y = n->n_outputs == 1 ? n->outputs[0] : NULL;
   const o2m_attr *pad = o2m_node_attr(n, "auto_pad");
-  if (!static_4d(x) || !static_4d(w) || !y || !static_4d(y) || !is_8bit(x) || !elem_is(w, O2M_DT_INT8) || !is_8bit(y))
+  if (n->n_outputs == 0) y = input(n, QY_ZP);
+  if (!static_4d(x) || !static_4d(w) || !y || (n->n_outputs && !static_4d(y)) || !is_8bit(x) ||
+      !elem_is(w, O2M_DT_INT8) || !is_8bit(y))
     return 0;
   int64_t f = w->type.dims[0].size;
   return (!pad || pad->type != O2M_ATTR_STRING || (pad->s.len == 6 && memcmp(pad->s.ptr, "NOTSET", 6) == 0)) &&
@@ -128,7 +135,7 @@ static int ints_or(lw_ctx *cx, const char *name, int n, int64_t dflt, int64_t *o
 
 o2m_status lw_lower_qlinear_conv(lw_ctx *cx) {
   const o2m_node *n = cx->node;
-  if (!keeps_qlinear_conv(n) || n->n_inputs < QY_ZP) return lw_unsupported(cx, "a QLinearConv the kernel does not take");
+  if (!keeps_qlinear_conv(n) || n->n_outputs != 1) return lw_unsupported(cx, "a QLinearConv the kernel does not take");
   int64_t p[QC_COUNT] = {(int64_t)n->index, input(n, QB) != NULL};
   if (!ints_or(cx, "strides", 2, 1, p + QC_STRIDE) || !ints_or(cx, "pads", 4, 0, p + QC_PAD) ||
       !ints_or(cx, "dilations", 2, 1, p + QC_DILATION))
@@ -168,17 +175,22 @@ o2m_status lw_lower_qlinear_conv(lw_ctx *cx) {
 
 /* A [..., K] 8-bit, B [K, N] a stored int8 tensor of zero point 0 or uint8
  * of zero point 128 (oneDNN's form), A's zero point one element (a value
- * known at run time: dynamic quantization's). */
-static int keeps_matmul_integer(const o2m_node *n) {
-  const o2m_value *a = input(n, 0), *b = input(n, 1), *a_zp = input(n, 2), *b_zp = input(n, 3);
+ * known at run time: dynamic quantization's). Operands at a, b, a_zp,
+ * b_zp of n (MatMulInteger's 0..3; QLinearMatMul's 0, 3, 2, 5). */
+static int product_operands(const o2m_node *n, int a_at, int b_at, int a_zp_at, int b_zp_at) {
+  const o2m_value *a = input(n, a_at), *b = input(n, b_at), *a_zp = input(n, a_zp_at), *b_zp = input(n, b_zp_at);
   const o2m_tensor *bt = o2m_value_stored(b), *bz = known(b_zp);
   if (!is_8bit(a) || a->type.rank < 2 || a->type.dims[a->type.rank - 1].size < 0 || !bt || bt->rank != 2 ||
-      !is_8bit(b) || n->n_outputs != 1 || !elem_is(n->outputs[0], O2M_DT_INT32))
+      !is_8bit(b))
     return 0;
   if (a_zp && (a_zp->type.rank < 0 || (a_zp->type.rank == 1 && a_zp->type.dims[0].size != 1) || a_zp->type.rank > 1))
     return 0;
   double want = elem_is(b, O2M_DT_UINT8) ? 128 : 0;
   return b_zp ? bz && bz->data && bz->count == 1 && o2m_tensor_get_float(bz, 0) == want : want == 0;
+}
+
+static int keeps_matmul_integer(const o2m_node *n) {
+  return n->n_outputs == 1 && elem_is(n->outputs[0], O2M_DT_INT32) && product_operands(n, 0, 1, 2, 3);
 }
 
 o2m_status lw_lower_matmul_integer(lw_ctx *cx) {
@@ -267,6 +279,11 @@ int lw_jit_keeps_quant(int for_jit, const o2m_node *n) {
   if (!n->domain[0] && strcmp(n->op_type, "MatMulInteger") == 0)
     return (for_jit & O2M_JIT_DNNL) && keeps_matmul_integer(n);
   if (!n->domain[0] && strcmp(n->op_type, "DynamicQuantizeLinear") == 0) return keeps_dynamic_quantize(n);
+  /* QDQ's MatMul: fused (fuse_qdq asks with no outputs) when its product
+   * can be the kernel's, then never kept: it decomposes into MatMulInteger
+   * (kept) and the requantization */
+  if (!n->domain[0] && strcmp(n->op_type, "QLinearMatMul") == 0)
+    return (for_jit & O2M_JIT_DNNL) && n->n_outputs == 0 && product_operands(n, 0, 3, 2, 5);
   return strcmp(n->domain, "com.microsoft") == 0 && strcmp(n->op_type, "MatMulNBits") == 0 && keeps_matmul_nbits(n);
 }
 
