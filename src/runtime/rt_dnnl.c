@@ -569,7 +569,9 @@ int rt_dnnl_qconv(const rt_qconv_call *c) {
   memcpy(key + QC_COUNT + 4, c->w_dims, sizeof(int64_t) * 4);
   key[KEY_WORDS - 1] = -3; /* an 8-bit convolution's */
   key[KEY_THREADS] = o2m_rt_call_threads();
-  int threads = call_threads(), owned = 0, done = 0;
+  /* the site built (its weights reordered) on this thread alone, the
+   * call on the call's threads */
+  int threads = omp_threads(1), owned = 0, done = 0;
   const rt_qconv_call *was = building;
   building = c;
   kernel_site *s = find_site(key, build_qconv_site, c->p, NULL, NULL, NULL, &owned);
@@ -578,6 +580,7 @@ int rt_dnnl_qconv(const rt_qconv_call *c) {
     if (!build_qconv_site(s, c->p, NULL, NULL, NULL)) drop_parts(s);
   }
   building = was;
+  omp_threads(o2m_rt_call_threads());
   if (s) {
     done = s->prim && run_qconv_site(s, c);
     pthread_mutex_unlock(&s->lock);
@@ -639,11 +642,12 @@ int rt_dnnl_qmatmul(const rt_qmatmul_call *c) {
   key[QM_COUNT + 3] = (int64_t)(uintptr_t)c->b;
   key[KEY_WORDS - 1] = -4; /* an 8-bit product's */
   key[KEY_THREADS] = o2m_rt_call_threads();
-  int threads = call_threads(), owned = 0, done = 0;
+  int threads = omp_threads(1), owned = 0, done = 0; /* built on this thread alone, as above */
   const rt_qmatmul_call *was = building_product;
   building_product = c;
   kernel_site *s = find_site(key, build_qmatmul_site, c->p, NULL, NULL, NULL, &owned);
   building_product = was;
+  omp_threads(o2m_rt_call_threads());
   if (s) {
     int32_t zp = c->a_zp;
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, s->src}, {DNNL_ARG_WEIGHTS, s->wei}, {DNNL_ARG_DST, s->dst},

@@ -207,6 +207,88 @@ static int threads(int n_threads, int calls) {
   return ok;
 }
 
+/* ---- the quantized kernels from many threads ---------------------------------- */
+
+/* The runtime's quantized kernels (rt_nbits.c, rt_qconv.c, rt_qmatmul.c,
+ * rt_dynquant.c) called by threads at once through one session of each
+ * quantized model: every call's first output equals the first call's to
+ * the bit. The models are the contrib suite's (a float32 input of fixed
+ * dims, filled here). */
+typedef struct quant_worker {
+  o2m_session *s;
+  const o2m_tensor_data *in;
+  const void *expected;
+  size_t nbytes;
+  int calls, bad;
+  char message[4096];
+} quant_worker;
+
+static int first_output(o2m_session *s, const o2m_tensor_data *in, void **out, size_t *nbytes, o2m_diag *d) {
+  o2m_results *r = NULL;
+  int ok = o2m_session_run(s, 1, in, &r, d) == O2M_OK;
+  const o2m_tensor_data *y = ok ? o2m_results_get(r, 0) : NULL;
+  ok = y && (*out = malloc(y->nbytes ? y->nbytes : 1)) != NULL;
+  if (ok) memcpy(*out, y->data, y->nbytes), *nbytes = y->nbytes;
+  o2m_results_free(r);
+  return ok;
+}
+
+static void *quant_work(void *arg) {
+  quant_worker *w = arg;
+  o2m_diag d = {0};
+  for (int i = 0; i < w->calls && !w->bad; i++) {
+    void *got = NULL;
+    size_t n = 0;
+    if (!first_output(w->s, w->in, &got, &n, &d))
+      w->bad = 1, snprintf(w->message, sizeof(w->message), "call %d: %s", i, d.message);
+    else if (n != w->nbytes || memcmp(got, w->expected, n) != 0)
+      w->bad = 1, snprintf(w->message, sizeof(w->message), "call %d differs from the first call", i);
+    free(got);
+  }
+  return NULL;
+}
+
+static int quantized_threads(int n_threads, int calls) {
+  static const char *const quantized[] = {"tests/contrib/model_qdq_cnn_int8/model.onnx",
+                                          "tests/contrib/model_dynamic_quant_mlp/model.onnx",
+                                          "tests/contrib/model_qdq_attention_int8/model.onnx",
+                                          "tests/contrib/matmul_nbits_kernel_4bit_rows_bias/model.onnx",
+                                          "tests/contrib/matmul_nbits_kernel_4bit_row_bias/model.onnx"};
+  int ok = 1;
+  for (size_t m = 0; m < sizeof(quantized) / sizeof(quantized[0]) && ok; m++) {
+    o2m_diag d = {0};
+    o2m_session_options o = {.no_cache = 1, .threads = 2};
+    o2m_session *s = NULL;
+    o2m_value_desc x;
+    if (o2m_session_create(quantized[m], &o, &s, &d) || o2m_session_input(s, 0, &x, &d))
+      return fail("%s: %s", quantized[m], d.message);
+    size_t count = 1;
+    for (int k = 0; k < x.rank; k++) count *= (size_t)x.dims[k];
+    float *data = malloc(count * sizeof(float));
+    for (size_t i = 0; data && i < count; i++) data[i] = (float)((int)(i * 7919 % 201) - 100) / 50.0f;
+    o2m_tensor_data in = {NULL, 1, x.rank, x.dims, data, count * sizeof(float)};
+    void *expected = NULL;
+    size_t nbytes = 0;
+    ok = data && first_output(s, &in, &expected, &nbytes, &d);
+    if (!ok) fail("%s: %s", quantized[m], d.message);
+    quant_worker *w = calloc((size_t)n_threads, sizeof(*w));
+    pthread_t *t = calloc((size_t)n_threads, sizeof(*t));
+    for (int i = 0; ok && i < n_threads; i++) {
+      w[i] = (quant_worker){s, &in, expected, nbytes, calls, 0, ""};
+      pthread_create(&t[i], NULL, quant_work, &w[i]);
+    }
+    for (int i = 0; ok && i < n_threads; i++) pthread_join(t[i], NULL);
+    for (int i = 0; ok && i < n_threads; i++)
+      if (w[i].bad) ok = fail("%s, thread %d: %s", quantized[m], i, w[i].message);
+    free(w);
+    free(t);
+    free(expected);
+    free(data);
+    o2m_session_free(s);
+  }
+  return ok;
+}
+
 /* Threads that create their own sessions and make the first variant at once. */
 static void *first_calls(void *arg) {
   worker *w = arg;
@@ -401,6 +483,7 @@ int main(int argc, char **argv) {
   check("sizes specialize", sizes(O2M_SHAPES_SPECIALIZE, 4));
   check("threads", threads(n_threads, calls));
   check("threads first call", concurrent_first_call(n_threads));
+  check("quantized threads", quantized_threads(n_threads, calls / 5 + 1));
   check("tosa", tosa());
   check("bytes", from_bytes());
   check("errors", errors());
