@@ -13,7 +13,11 @@
  *       + C, C an int32 bias of scale a_s b_s alpha; float without y_s
  *   MatMulIntegerToFloat(A, B, a_s, b_s, a_zp?, b_zp?, bias?)
  *   DynamicQuantizeMatMul(A, B, b_s, b_zp?, bias?): A quantized by ONNX's
- *       DynamicQuantizeLinear first, as onnxruntime does
+ *       DynamicQuantizeLinear first, as onnxruntime does; both as
+ *       MatMulInteger scaled by a_s b_s where A's scale and zero point are
+ *       one element, B is 2-D and the target keeps that MatMulInteger (as
+ *       onnxruntime computes them; the JIT's integer kernel), else the
+ *       dequantized operands' MatMul
  *   MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?): B's 2..8-bit
  *       blocks (block_size along K, packed low bits first) dequantized,
  *       (q - zp) * scale with the scale and zero point of k's block (k /
@@ -154,7 +158,38 @@ static o2m_status float_matmul(o2m_rewriter *rw, o2m_value *a, o2m_value *b, o2m
   return xk_bind(rw, 0, bias ? xk_op2(rw, "Add", y, bias) : y);
 }
 
+/* Whether v is absent or holds one element. */
+static int one_or_none(const o2m_value *v) {
+  int64_t dims[8];
+  if (!v) return 1;
+  if (xk_rank(v) < 0 || xk_rank(v) > 8 || !xk_static_dims(v, dims)) return 0;
+  int64_t n = 1;
+  for (int k = 0; k < xk_rank(v); k++) n *= dims[k];
+  return n == 1;
+}
+
+/* (A - a_zp) (B - b_zp) a_s b_s + bias as onnxruntime computes it: the
+ * integer product (MatMulInteger, exact in int32) scaled once in float,
+ * for a target that keeps that MatMulInteger (its integer units). A's
+ * scale and zero point must be one element each (B's: one, or one per
+ * column); else NULL. */
+static o2m_value *scaled_integer_product(o2m_rewriter *rw, o2m_value *a, o2m_value *b, o2m_value *a_s, o2m_value *b_s,
+                                         o2m_value *a_zp, o2m_value *b_zp, o2m_value *bias) {
+  if (!one_or_none(a_s) || !one_or_none(a_zp) || xk_rank(b) != 2 || xk_rank(b_s) > 1 || (b_zp && xk_rank(b_zp) > 1))
+    return NULL;
+  o2m_value *in[4] = {a, b, a_zp, b_zp};
+  if (!o2m_rw_target_keeps(rw, "MatMulInteger", 4, in)) return NULL; /* the float form serves it better */
+  if (!a_zp && b_zp) in[2] = xk_scalar(rw, xk_elem(a), 0);
+  o2m_value *acc = o2m_rw_op(rw, "MatMulInteger", b_zp ? 4 : a_zp ? 3 : 2, in, NULL, 0);
+  o2m_dtype f = xk_elem(a_s) ? xk_elem(a_s) : O2M_DT_FLOAT;
+  o2m_value *y = xk_op2(rw, "Mul", xk_cast(rw, acc, f), xk_op2(rw, "Mul", a_s, b_s));
+  return bias ? xk_op2(rw, "Add", y, bias) : y;
+}
+
 o2m_status o2m_decompose_matmul_integer_to_float(o2m_rewriter *rw) {
+  o2m_value *y = scaled_integer_product(rw, o2m_rw_in(rw, 0), o2m_rw_in(rw, 1), o2m_rw_in(rw, 2), o2m_rw_in(rw, 3),
+                                        o2m_rw_in(rw, 4), o2m_rw_in(rw, 5), o2m_rw_in(rw, 6));
+  if (y) return xk_bind(rw, 0, y);
   return float_matmul(rw, dequant(rw, o2m_rw_in(rw, 0), o2m_rw_in(rw, 2), o2m_rw_in(rw, 4)),
                       dequant(rw, o2m_rw_in(rw, 1), o2m_rw_in(rw, 3), o2m_rw_in(rw, 5)), o2m_rw_in(rw, 6));
 }
@@ -164,6 +199,9 @@ o2m_status o2m_decompose_dynamic_quantize_matmul(o2m_rewriter *rw) {
   if (xk_elem(a) != O2M_DT_FLOAT) return o2m_rw_unsupported(rw, "A is not float");
   o2m_value **q = o2m_rw_node(rw, "DynamicQuantizeLinear", 1, &a, 3, NULL, 0);
   if (!q) return xk_failed(rw);
+  o2m_value *y = scaled_integer_product(rw, q[0], o2m_rw_in(rw, 1), q[1], o2m_rw_in(rw, 2), q[2], o2m_rw_in(rw, 3),
+                                        o2m_rw_in(rw, 4));
+  if (y) return xk_bind(rw, 0, y);
   return float_matmul(rw, dequant(rw, q[0], q[1], q[2]),
                       dequant(rw, o2m_rw_in(rw, 1), o2m_rw_in(rw, 2), o2m_rw_in(rw, 3)), o2m_rw_in(rw, 4));
 }

@@ -371,7 +371,7 @@ o2m_status o2m_layout_channels_last(o2m_model *model, int qconvs, o2m_diag *diag
   int any = 0;
   for (int i = 0; i < g->n_nodes && !any; i++) any = library_conv(g->nodes[i]) || library_qconv(&l, g->nodes[i]);
   if (!any) return O2M_OK;
-  l.rw = (o2m_rewriter){model, diag, g, NULL, NULL, 0, 0, 0};
+  l.rw = (o2m_rewriter){model, diag, g, NULL, NULL, 0, 0, 0, NULL, NULL};
   l.cap = 4 * (size_t)(g->n_values + 2 * g->n_nodes) + 64;
   o2m_arena *arena = &model->arena;
   l.facts = o2m_arena_array(arena, l.cap, sizeof(value_fact));

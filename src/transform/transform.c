@@ -123,9 +123,22 @@ static o2m_status apply_rule(o2m_rewriter *rw, o2m_node *n, const o2m_rewrite_ru
  * by rules are decomposed again, up to this many rounds. */
 enum { MAX_ROUNDS = 8 };
 
+int o2m_rw_target_keeps(const o2m_rewriter *rw, const char *op_type, int n_inputs, o2m_value *const *inputs) {
+  if (!rw->keeps || !rw->node) return 0;
+  o2m_node probe = *rw->node;
+  probe.domain = "";
+  probe.op_type = op_type;
+  probe.inputs = (o2m_value **)inputs;
+  probe.n_inputs = n_inputs;
+  probe.outputs = NULL;
+  probe.n_outputs = 0;
+  probe.n_attrs = 0;
+  return rw->keeps(&probe, rw->keeps_user);
+}
+
 static o2m_status transform_graph(o2m_model *model, o2m_graph *g, const target_ops *t,
                                   o2m_diag *diag) {
-  o2m_rewriter rw = {model, diag, g, NULL, NULL, 0, 0, 0};
+  o2m_rewriter rw = {model, diag, g, NULL, NULL, 0, 0, 0, t->as_written ? NULL : t->keeps, t->user};
   for (int i = 0; i < g->n_nodes; i++) {
     o2m_node *n = g->nodes[i];
     o2m_status s = transform_subgraphs(model, n, t, diag);
@@ -170,7 +183,7 @@ static int is_dead(o2m_node *const *dead, int n, const o2m_node *node) {
 
 static o2m_status fuse_graph(o2m_model *model, o2m_graph *g, const target_ops *t, o2m_diag *diag) {
   enum { MAX_DEAD = 8 };
-  o2m_rewriter rw = {model, diag, g, NULL, NULL, 0, 0, 0};
+  o2m_rewriter rw = {model, diag, g, NULL, NULL, 0, 0, 0, NULL, NULL};
   o2m_node **dead = o2m_arena_array(&model->arena, (size_t)g->n_nodes * MAX_DEAD + 1, sizeof(o2m_node *));
   int n_dead = 0, fused = 0;
   if (!dead) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");

@@ -26,6 +26,15 @@
 /* The opset whose op semantics the core form uses. */
 enum { O2M_CORE_OPSET = 23 };
 
+struct o2m_node;
+/* Whether a target lowers a node itself (normally: its lowering table
+ * has a row for the op; a target may refuse some forms of an op it
+ * lowers, which its decompositions then handle). A node without outputs
+ * (n_outputs 0) is a question before a rule makes it (fuse_qdq.c,
+ * o2m_rw_target_keeps): whether the target wants the op of these
+ * operands. */
+typedef int (*o2m_keeps_op_fn)(const struct o2m_node *n, void *user);
+
 typedef struct o2m_rewriter {
   o2m_model *model;
   o2m_diag *diag;
@@ -34,7 +43,15 @@ typedef struct o2m_rewriter {
   o2m_node **out_nodes;  /* the graph's new node list, in order */
   int n_out_nodes, cap_out_nodes;
   int counter;           /* makes new value/node names unique */
+  o2m_keeps_op_fn keeps; /* the target's (NULL: none, or not known) */
+  void *keeps_user;
 } o2m_rewriter;
+
+/* Whether the target keeps a default-domain `op_type` of these operands
+ * (asked with a node of no outputs before a rule writes it); 0 without a
+ * target. Lets a rule write an op the target runs well instead of its
+ * generic form. */
+int o2m_rw_target_keeps(const o2m_rewriter *rw, const char *op_type, int n_inputs, o2m_value *const *inputs);
 
 /* One rule: rewrites rw->node (its inputs, attributes, opset and inferred
  * types are all available), or returns O2M_ERR_UNSUPPORTED untouched. */
@@ -53,12 +70,6 @@ typedef struct o2m_rewrite_rule {
  * backend reports the ones it cannot lower). */
 o2m_status o2m_transform_to_core(o2m_model *model, o2m_diag *diag);
 
-/* Whether a target lowers a node itself (normally: its lowering table
- * has a row for the op; a target may refuse some forms of an op it
- * lowers, which its decompositions then handle). A node without outputs
- * (n_outputs 0) is a question before a fusion makes it (fuse_qdq.c):
- * whether the target wants the fused op of these operands. */
-typedef int (*o2m_keeps_op_fn)(const o2m_node *n, void *user);
 
 /* The same for one target (per-target legality, as torch-mlir's
  * backend-legal-ops): normalizations always apply; a decomposition

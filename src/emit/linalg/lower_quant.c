@@ -189,8 +189,10 @@ static int product_operands(const o2m_node *n, int a_at, int b_at, int a_zp_at, 
   return b_zp ? bz && bz->data && bz->count == 1 && o2m_tensor_get_float(bz, 0) == want : want == 0;
 }
 
+/* Also asked before a rule writes one (no outputs). */
 static int keeps_matmul_integer(const o2m_node *n) {
-  return n->n_outputs == 1 && elem_is(n->outputs[0], O2M_DT_INT32) && product_operands(n, 0, 1, 2, 3);
+  return (n->n_outputs == 0 || (n->n_outputs == 1 && elem_is(n->outputs[0], O2M_DT_INT32))) &&
+         product_operands(n, 0, 1, 2, 3);
 }
 
 o2m_status lw_lower_matmul_integer(lw_ctx *cx) {

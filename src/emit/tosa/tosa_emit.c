@@ -60,12 +60,22 @@ static int resize_kept(const o2m_node *n) {
   return 1;
 }
 
+/* Zero points (inputs 2 and 3) absent or known at import: TOSA's are
+ * attributes or constants. */
+static int zero_points_known(const o2m_node *n) {
+  for (int i = 2; i < 4 && i < n->n_inputs; i++)
+    if (n->inputs[i] && !n->inputs[i]->known && !n->inputs[i]->init) return 0;
+  return 1;
+}
+
 /* Forms of ops in the table that TOSA cannot express, left to the
  * transform layer: a Loop with scan outputs (unrolled when its trip count
  * is known; tosa.while_loop cannot build them), dilated pools (strided
  * slices; TOSA's pools have no dilation), Resize forms tosa.resize does
- * not have (per-axis interpolation matrices). */
+ * not have (per-axis interpolation matrices), integer products whose zero
+ * points are known only at run time. */
 static int keeps(const o2m_node *n) {
+  if (strcmp(n->op_type, "MatMulInteger") == 0 || strcmp(n->op_type, "ConvInteger") == 0) return zero_points_known(n);
   if (strcmp(n->op_type, "Resize") == 0) return resize_kept(n);
   if (strcmp(n->op_type, "Loop") == 0) return n->n_outputs <= n->n_inputs - 2;
   if (strcmp(n->op_type, "MaxPool") == 0 || strcmp(n->op_type, "AveragePool") == 0) return !dilated(n);
