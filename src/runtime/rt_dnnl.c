@@ -224,26 +224,46 @@ static int reorder_weights(const dnnl_memory_desc_t *plain, const void *data, dn
   return ok;
 }
 
+/* The parts of a 2-D convolution's primitive: a convolution of NHWC
+ * source and destination (dims in NCHW order) of types dt[0], dt[1],
+ * weights dt[2] in the layout the kernel chooses (*w_plain: ONNX's, OIHW
+ * or GOIHW with groups), a bias dt[3] when has_bias; window: strides,
+ * pads (top, left, bottom, right), dilations (1: none). */
+typedef struct conv_shape {
+  const int64_t *src_dims, *dst_dims, *w_dims; /* w: [F, C/g, KH, KW] */
+  int64_t groups;
+  dnnl_data_type_t dt[4];
+  int has_bias;
+  const int64_t *strides, *pads, *dilations;
+} conv_shape;
+
+static int conv_desc(const conv_shape *c, dnnl_convolution_desc_t *cd, dnnl_memory_desc_t *src_md,
+                     dnnl_memory_desc_t *dst_md, dnnl_memory_desc_t *w_plain, dnnl_memory_desc_t *b_md) {
+  int64_t g = c->groups, f = c->w_dims[0];
+  int64_t w_dims[5] = {g, f / g, c->w_dims[1], c->w_dims[2], c->w_dims[3]}, b_dims[1] = {f};
+  dnnl_memory_desc_t w_any;
+  int grouped = g > 1;
+  if (!typed_desc(src_md, 4, c->src_dims, c->dt[0], dnnl_nhwc) || !typed_desc(dst_md, 4, c->dst_dims, c->dt[1], dnnl_nhwc) ||
+      !typed_desc(b_md, 1, b_dims, c->dt[3], dnnl_x) ||
+      !typed_desc(w_plain, grouped ? 5 : 4, grouped ? w_dims : w_dims + 1, c->dt[2], grouped ? dnnl_goihw : dnnl_oihw) ||
+      !typed_desc(&w_any, grouped ? 5 : 4, grouped ? w_dims : w_dims + 1, c->dt[2], dnnl_format_tag_any))
+    return 0;
+  dnnl_dims_t strides = {c->strides[0], c->strides[1]}, dilates = {c->dilations[0] - 1, c->dilations[1] - 1};
+  dnnl_dims_t pad_l = {c->pads[0], c->pads[1]}, pad_r = {c->pads[2], c->pads[3]};
+  return p_dnnl_dilated_convolution_forward_desc_init(cd, dnnl_forward_inference, dnnl_convolution_direct, src_md,
+                                                      &w_any, c->has_bias ? b_md : NULL, dst_md, strides, dilates,
+                                                      pad_l, pad_r) == dnnl_success;
+}
+
 /* Builds the site's primitive and memories (weights reordered from w). */
 static int build_site(kernel_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
-  int64_t g = p[P_GROUPS], f = w->sizes[0];
   int64_t src_dims[4] = {x->sizes[0], x->sizes[3], x->sizes[1], x->sizes[2]};
   int64_t dst_dims[4] = {y->sizes[0], y->sizes[3], y->sizes[1], y->sizes[2]};
-  int64_t w_dims[5] = {g, f / g, w->sizes[1], w->sizes[2], w->sizes[3]}, b_dims[1] = {f};
-  dnnl_memory_desc_t src_md, dst_md, w_plain, w_any, b_md;
-  int grouped = g > 1;
-  if (!tag_desc(&src_md, 4, src_dims, dnnl_nhwc) || !tag_desc(&dst_md, 4, dst_dims, dnnl_nhwc) ||
-      !tag_desc(&b_md, 1, b_dims, dnnl_x) ||
-      !tag_desc(&w_plain, grouped ? 5 : 4, grouped ? w_dims : w_dims + 1, grouped ? dnnl_goihw : dnnl_oihw) ||
-      !tag_desc(&w_any, grouped ? 5 : 4, grouped ? w_dims : w_dims + 1, dnnl_format_tag_any))
-    return 0;
-  dnnl_dims_t strides = {p[P_STRIDE], p[P_STRIDE + 1]}, dilates = {p[P_DILATION] - 1, p[P_DILATION + 1] - 1};
-  dnnl_dims_t pad_l = {p[P_PAD], p[P_PAD + 1]}, pad_r = {p[P_PAD + 2], p[P_PAD + 3]};
+  conv_shape shape = {src_dims, dst_dims, w->sizes, p[P_GROUPS], {dnnl_f32, dnnl_f32, dnnl_f32, dnnl_f32},
+                      p[P_HAS_BIAS] != 0, p + P_STRIDE, p + P_PAD, p + P_DILATION};
+  dnnl_memory_desc_t src_md, dst_md, w_plain, b_md;
   dnnl_convolution_desc_t cd;
-  if (p_dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src_md,
-                                                   &w_any, p[P_HAS_BIAS] ? &b_md : NULL, &dst_md, strides, dilates,
-                                                   pad_l, pad_r) != dnnl_success)
-    return 0;
+  if (!conv_desc(&shape, &cd, &src_md, &dst_md, &w_plain, &b_md)) return 0;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t ops = NULL;
   int ok = p_dnnl_primitive_attr_create(&attr) == dnnl_success && p_dnnl_post_ops_create(&ops) == dnnl_success;
@@ -507,23 +527,13 @@ static int build_qconv_site(kernel_site *s, const int64_t *p, const memref4 *x, 
   (void)x, (void)w, (void)y;
   const rt_qconv_call *c = building;
   if (!p[QC_NHWC]) return 0; /* its fast kernels read and write NHWC: NCHW ones take the loops */
-  int64_t g = p[QC_GROUPS], f = c->w_dims[0];
-  int64_t w_dims[5] = {g, f / g, c->w_dims[1], c->w_dims[2], c->w_dims[3]}, b_dims[1] = {f};
-  dnnl_data_type_t x_dt = p[QC_X_SIGNED] ? dnnl_s8 : dnnl_u8, y_dt = p[QC_Y_SIGNED] ? dnnl_s8 : dnnl_u8;
-  dnnl_memory_desc_t src_md, dst_md, w_plain, w_any, b_md;
-  int grouped = g > 1;
-  if (!typed_desc(&src_md, 4, c->x_dims, x_dt, dnnl_nhwc) || !typed_desc(&dst_md, 4, c->y_dims, y_dt, dnnl_nhwc) ||
-      !typed_desc(&b_md, 1, b_dims, dnnl_s32, dnnl_x) ||
-      !typed_desc(&w_plain, grouped ? 5 : 4, grouped ? w_dims : w_dims + 1, dnnl_s8, grouped ? dnnl_goihw : dnnl_oihw) ||
-      !typed_desc(&w_any, grouped ? 5 : 4, grouped ? w_dims : w_dims + 1, dnnl_s8, dnnl_format_tag_any))
-    return 0;
-  dnnl_dims_t strides = {p[QC_STRIDE], p[QC_STRIDE + 1]}, dilates = {p[QC_DILATION] - 1, p[QC_DILATION + 1] - 1};
-  dnnl_dims_t pad_l = {p[QC_PAD], p[QC_PAD + 1]}, pad_r = {p[QC_PAD + 2], p[QC_PAD + 3]};
+  int64_t f = c->w_dims[0];
+  conv_shape shape = {c->x_dims, c->y_dims, c->w_dims, p[QC_GROUPS],
+                      {p[QC_X_SIGNED] ? dnnl_s8 : dnnl_u8, p[QC_Y_SIGNED] ? dnnl_s8 : dnnl_u8, dnnl_s8, dnnl_s32},
+                      p[QC_HAS_BIAS] != 0, p + QC_STRIDE, p + QC_PAD, p + QC_DILATION};
+  dnnl_memory_desc_t src_md, dst_md, w_plain, b_md;
   dnnl_convolution_desc_t cd;
-  if (p_dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src_md,
-                                                   &w_any, p[QC_HAS_BIAS] ? &b_md : NULL, &dst_md, strides, dilates,
-                                                   pad_l, pad_r) != dnnl_success)
-    return 0;
+  if (!conv_desc(&shape, &cd, &src_md, &dst_md, &w_plain, &b_md)) return 0;
   float x_scale, y_scale, *scales = malloc((size_t)f * sizeof(float));
   memcpy(&x_scale, &p[QC_X_SCALE], sizeof(float));
   memcpy(&y_scale, &p[QC_Y_SCALE], sizeof(float));

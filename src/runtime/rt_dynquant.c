@@ -15,16 +15,8 @@
 #include <string.h>
 
 #include "runtime/rt_internal.h"
+#include "runtime/rt_vector.h"
 
-typedef float v16f __attribute__((vector_size(64)));
-typedef int32_t v16i __attribute__((vector_size(64)));
-typedef uint8_t v16u8 __attribute__((vector_size(16)));
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-#define PER_CPU __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define PER_CPU
-#endif
 
 /* Adding and taking away 1.5 * 2^23 rounds a float of magnitude below 2^22
  * to an integer, half to even (the default rounding mode), in vector

@@ -21,18 +21,10 @@
 #include <string.h>
 
 #include "runtime/rt_internal.h"
+#include "runtime/rt_vector.h"
 
 enum { MATVEC_ROWS = 4, TILE_FLOATS = 1 << 19 };
 
-typedef float v16f __attribute__((vector_size(64)));
-typedef int32_t v16i __attribute__((vector_size(64)));
-typedef uint8_t v16u8 __attribute__((vector_size(16)));
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-#define PER_CPU __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define PER_CPU
-#endif
 
 /* What the call describes (flags: which optional inputs are there). */
 enum { HAS_ZP_PACKED = 1, HAS_ZP_FLOAT = 2, HAS_BIAS = 4 };

@@ -57,6 +57,9 @@ MlirValue lw_kernel_operand(lw_ctx *cx, MlirValue tensor, const char *kernel_typ
 /* A new buffer of `sizes` (MLIR's dynamic size where dims[d] gives the
  * size; dims may be NULL when all are static) for a kernel to write. */
 MlirValue lw_kernel_result(lw_ctx *cx, MlirType elem, int rank, const int64_t *sizes, const MlirValue *dims);
+/* A kernel's window attribute: out[0..n) = the ints `name` holds, or dflt
+ * each when it is absent; 0 when it holds other than n. */
+int lw_attr_ints_or(lw_ctx *cx, const char *name, int n, int64_t dflt, int64_t *out);
 
 /* A linalg named op (linalg.matmul, linalg.conv_2d_nchw_fchw, ...) with
  * its region filled; `attrs` as in lw_op. Returns result 0. */

@@ -51,13 +51,6 @@ static int activation(lw_ctx *cx, float *lo, float *hi) {
   return 2;
 }
 
-static int ints_or(lw_ctx *cx, const char *name, int n, int64_t dflt, int64_t *out) {
-  const int64_t *v;
-  int count = lw_attr_ints(cx, name, &v);
-  for (int i = 0; i < n; i++) out[i] = count < 0 ? dflt : i < count ? v[i] : -1;
-  return count < 0 || count == n;
-}
-
 o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
   if (!(cx->for_jit & O2M_JIT_DNNL)) return lw_unsupported(cx, "NhwcFusedConv is lowered for the JIT only");
   MlirValue x = lw_in(cx, 0), w = lw_in(cx, 1), b = lw_in(cx, 2), z = lw_in(cx, 3);
@@ -71,8 +64,8 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
   float lo, hi;
   int act = activation(cx, &lo, &hi);
   const char *auto_pad = lw_attr_string(cx, "auto_pad", "NOTSET");
-  if (act < 0 || strcmp(auto_pad, "NOTSET") != 0 || !ints_or(cx, "strides", 2, 1, p + 3) ||
-      !ints_or(cx, "pads", 4, 0, p + 5) || !ints_or(cx, "dilations", 2, 1, p + 9))
+  if (act < 0 || strcmp(auto_pad, "NOTSET") != 0 || !lw_attr_ints_or(cx, "strides", 2, 1, p + 3) ||
+      !lw_attr_ints_or(cx, "pads", 4, 0, p + 5) || !lw_attr_ints_or(cx, "dilations", 2, 1, p + 9))
     return lw_unsupported(cx, "a channels-last convolution of a form the kernel does not take");
   /* ONNX's pads are [top, left, bottom, right]: the kernel's order too */
   p[0] = (int64_t)cx->node->index;
@@ -115,8 +108,8 @@ o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx) {
     return lw_unsupported(cx, "a channels-last max pool not of static float32 4-D tensors");
   int64_t p[N_POOL_PARAMS] = {(int64_t)cx->node->index};
   const char *auto_pad = lw_attr_string(cx, "auto_pad", "NOTSET");
-  if ((strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0) || !ints_or(cx, "kernel_shape", 2, 1, p + 1) ||
-      !ints_or(cx, "strides", 2, 1, p + 3) || !ints_or(cx, "pads", 4, 0, p + 5) || !ints_or(cx, "dilations", 2, 1, p + 9))
+  if ((strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0) || !lw_attr_ints_or(cx, "kernel_shape", 2, 1, p + 1) ||
+      !lw_attr_ints_or(cx, "strides", 2, 1, p + 3) || !lw_attr_ints_or(cx, "pads", 4, 0, p + 5) || !lw_attr_ints_or(cx, "dilations", 2, 1, p + 9))
     return lw_unsupported(cx, "a channels-last max pool of a form the kernel does not take");
   if (strcmp(auto_pad, "VALID") == 0) memset(p + 5, 0, 4 * sizeof(int64_t));
   /* the bottom and right pads that make the output's size (ceil_mode) */

@@ -126,19 +126,12 @@ static int64_t float_bits(double v) {
   return bits;
 }
 
-static int ints_or(lw_ctx *cx, const char *name, int n, int64_t dflt, int64_t *out) {
-  const int64_t *v;
-  int count = lw_attr_ints(cx, name, &v);
-  for (int i = 0; i < n; i++) out[i] = count < 0 ? dflt : i < count ? v[i] : -1;
-  return count < 0 || count == n;
-}
-
 o2m_status lw_lower_qlinear_conv(lw_ctx *cx) {
   const o2m_node *n = cx->node;
   if (!keeps_qlinear_conv(n) || n->n_outputs != 1) return lw_unsupported(cx, "a QLinearConv the kernel does not take");
   int64_t p[QC_COUNT] = {(int64_t)n->index, input(n, QB) != NULL};
-  if (!ints_or(cx, "strides", 2, 1, p + QC_STRIDE) || !ints_or(cx, "pads", 4, 0, p + QC_PAD) ||
-      !ints_or(cx, "dilations", 2, 1, p + QC_DILATION))
+  if (!lw_attr_ints_or(cx, "strides", 2, 1, p + QC_STRIDE) || !lw_attr_ints_or(cx, "pads", 4, 0, p + QC_PAD) ||
+      !lw_attr_ints_or(cx, "dilations", 2, 1, p + QC_DILATION))
     return lw_unsupported(cx, "a QLinearConv that is not 2-D");
   p[QC_GROUPS] = lw_attr_int(cx, "group", 1);
   p[QC_X_SIGNED] = elem_is(input(n, QX), O2M_DT_INT8);

@@ -220,3 +220,10 @@ MlirValue lw_kernel_result(lw_ctx *cx, MlirType elem, int rank, const int64_t *s
   MlirType t = mlirMemRefTypeGet(elem, rank, sizes, mlirAttributeGetNull(), mlirAttributeGetNull());
   return lw_op1(cx, "memref.alloc", n_dynamic, dynamic, t, attrs);
 }
+
+int lw_attr_ints_or(lw_ctx *cx, const char *name, int n, int64_t dflt, int64_t *out) {
+  const int64_t *v;
+  int count = lw_attr_ints(cx, name, &v);
+  for (int i = 0; i < n; i++) out[i] = count < 0 ? dflt : i < count ? v[i] : -1;
+  return count < 0 || count == n;
+}
