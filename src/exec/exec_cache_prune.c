@@ -3,7 +3,11 @@
  * most the limit (ONNX2MLIR_CACHE_LIMIT_MB, default 2048 MiB; 0: no
  * limit). An entry's last use is its entry.txt's modification time, which
  * a load renews (exec_cache_touch). Only folders named as entries are
- * (16 hex digits) are looked at, and only their files removed.
+ * (16 hex digits) are looked at, and only their files removed. Also the
+ * folders a writer left behind (an entry's name, then ".tmp." or ".old.":
+ * exec_cache.c's temporary and set-aside folders) once they are an hour
+ * old: a writer that was killed never renames or removes its own, and a
+ * live one is done with its in seconds.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -12,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec/exec_internal.h"
@@ -65,6 +70,25 @@ static void remove_entry(const char *dir, const char *name) {
   rmdir(path);
 }
 
+enum { STALE_SECONDS = 3600 };
+
+/* A writer's temporary or set-aside folder (exec_cache.c's names). */
+static int is_leftover_name(const char *s) {
+  char head[17];
+  if (strlen(s) < 21) return 0;
+  memcpy(head, s, 16);
+  head[16] = 0;
+  return is_entry_name(head) && (strncmp(s + 16, ".tmp.", 5) == 0 || strncmp(s + 16, ".old.", 5) == 0);
+}
+
+static void remove_stale_leftover(const char *dir, const char *name) {
+  char path[4200];
+  struct stat st;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && time(NULL) - st.st_mtim.tv_sec > STALE_SECONDS)
+    remove_entry(dir, name);
+}
+
 static int older(const void *a, const void *b) {
   const entry *x = a, *y = b;
   if (x->used.tv_sec != y->used.tv_sec) return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
@@ -86,6 +110,7 @@ void exec_cache_prune(const char *dir, const char *keep, uint64_t limit) {
   entry *entries = NULL;
   uint64_t total = 0;
   for (struct dirent *f; (f = readdir(d)) != NULL;) {
+    if (is_leftover_name(f->d_name)) remove_stale_leftover(dir, f->d_name);
     if (!is_entry_name(f->d_name)) continue;
     if (n == cap) {
       cap = cap ? 2 * cap : 64;
