@@ -131,6 +131,15 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
 int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long min_ops);
 enum { EXEC_MIN_OUTLINED_OPS = 256 };
 
+/* The loops split across a call's threads (exec_parallel.c): on loops,
+ * the big outermost scf.parallel ops moved into functions
+ * @<func>_par<k>(lo, hi, captures...) (returns how many); in the LLVM
+ * dialect, their calls routed through the runtime's pool. Off with
+ * ONNX2MLIR_NO_PARALLEL_LOOPS=1 (exec_parallel_loops). */
+int exec_parallel_loops(void);
+int exec_outline_parallel(MlirModule module);
+o2m_status exec_dispatch_parallel(MlirModule module, o2m_diag *diag);
+
 /* ---- If branches that fail when taken (exec_branch_failure.c) ------- */
 
 /* The messages of the module's O2M_BRANCH_FAILURES_ATTR (emit.h), copied

@@ -101,7 +101,8 @@ static const struct {
      "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"},
     {"buffer-deallocation-pipeline", "buffer-deallocation-pipeline"},
     {"convert-bufferization-to-memref", "convert-bufferization-to-memref"},
-    {"convert-linalg-to-loops", "func.func(convert-linalg-to-loops)"},
+    /* parallel dims as scf.parallel: exec_parallel.c splits the big ones */
+    {"convert-linalg-to-loops", "func.func(convert-linalg-to-parallel-loops)"},
     {"math-extend-to-supported-types", "math-extend-to-supported-types"},
     {"convert-math-to-funcs", "convert-math-to-funcs"},
     {"convert-scf-to-cf", "convert-scf-to-cf"},
@@ -191,7 +192,12 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
         record(times, "outlining", exec_now_ms() - t0);
       }
     }
+    if (!s && strcmp(lowering[i].name, "convert-linalg-to-loops") == 0 && exec_parallel_loops()) {
+      t0 = exec_now_ms();
+      exec_outline_parallel(module);
+      record(times, "parallel loops", exec_now_ms() - t0);
+    }
     if (s) return s;
   }
-  return O2M_OK;
+  return exec_dispatch_parallel(module, diag);
 }

@@ -44,7 +44,8 @@ static int has_body(MlirOperation fn) {
   return !mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0)));
 }
 
-/* The part number of an llvm.func @<entry>_part<i>, or -1. */
+/* The part number of an llvm.func @<entry>_part<i> or of a function made
+ * from its loops, @<entry>_part<i>_..., or -1. */
 static int part_of(MlirOperation fn, const char *entry) {
   MlirAttribute name = mlirOperationGetAttributeByName(fn, str("sym_name"));
   if (mlirAttributeIsNull(name)) return -1;
@@ -52,11 +53,12 @@ static int part_of(MlirOperation fn, const char *entry) {
   size_t n = strlen(entry);
   if (s.length <= n + 5 || memcmp(s.data, entry, n) != 0 || memcmp(s.data + n, "_part", 5) != 0) return -1;
   int v = 0;
-  for (size_t k = n + 5; k < s.length; k++) {
+  size_t k = n + 5;
+  for (; k < s.length && s.data[k] != '_'; k++) {
     if (s.data[k] < '0' || s.data[k] > '9' || v > 100000) return -1;
     v = v * 10 + (s.data[k] - '0');
   }
-  return v;
+  return k > n + 5 ? v : -1; /* @<entry>_part<i>_par<k> (exec_parallel.c) too */
 }
 
 /* Whether fn is visible outside its module (external linkage). */
@@ -73,7 +75,8 @@ int exec_count_parts(MlirModule module, const char *entry) {
   for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(module)); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
     if (exec_op_named(op, "llvm.mlir.global") && external(op)) return 0;
-    if (exec_op_named(op, "llvm.func") && has_body(op) && part_of(op, entry) >= 0) n++;
+    int p = exec_op_named(op, "llvm.func") && has_body(op) ? part_of(op, entry) : -1;
+    if (p >= n) n = p + 1;
   }
   return n;
 }

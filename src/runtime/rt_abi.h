@@ -17,6 +17,11 @@
 #define O2M_MEMREF_COPY_FN "memrefCopy"
 /* `void O2M_PROFILE_FN(i32 node)`: run --profile's marks (rt_profile.c). */
 #define O2M_PROFILE_FN "onnx2mlir_profile"
+/* A loop of the generated code split across the call's threads
+ * (rt_parallel.c): `void O2M_PARALLEL_FOR_FN(task, ctx, lo, hi, cost)` runs
+ * task(ctx, from, to) over shares of [lo, hi), cost the compiler's
+ * estimate of one iteration's work (src/exec/exec_parallel.c). */
+#define O2M_PARALLEL_FOR_FN "o2m_rt_parallel_for"
 
 /* float32 products (rt_blas.c): C [M, N] += A [M, K] B [K, N]; batched
  * (a leading batch dim on all three); C += A W^T for W [N, K]; and the

@@ -16,6 +16,7 @@ o2m_rt_symbol rt_nbits_symbol(void);
 o2m_rt_symbol rt_qconv_symbol(void);
 o2m_rt_symbol rt_qmatmul_symbol(void);
 o2m_rt_symbol rt_dynquant_symbol(void);
+o2m_rt_symbol rt_parallel_symbol(void);
 o2m_rt_symbol rt_alloc_symbols_at(int i); /* 0..2: alloc, aligned alloc, free */
 
 /* oneDNN's threaded sgemm (rt_dnnl.c) for o2m_rt_gemm when a call has

@@ -17,6 +17,7 @@ int o2m_rt_symbols(o2m_rt_symbol *out) {
   out[n++] = rt_qconv_symbol();
   out[n++] = rt_qmatmul_symbol();
   out[n++] = rt_dynquant_symbol();
+  out[n++] = rt_parallel_symbol();
   for (int i = 0; i < 3; i++) out[n++] = rt_alloc_symbols_at(i);
   return n;
 }

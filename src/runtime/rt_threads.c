@@ -6,8 +6,8 @@
  * else the CPUs this process may run on (sched_getaffinity), as
  * onnxruntime's default. The threads themselves are GNU OpenMP's pool, the
  * one oneDNN runs on (rt_dnnl.c): convolutions, pools and products run
- * there with the call's count; the generated code's own loops stay on the
- * calling thread.
+ * there with the call's count, and so do the generated code's loops that
+ * the compiler split (rt_parallel.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity */

@@ -4,7 +4,7 @@
  * through OpenBLAS, convolutions, pools and packed products through
  * oneDNN (each loaded at run time when present; plain C loops otherwise),
  * TopK and NonMaxSuppression, MatMulNBits on packed weights, strided copies, the branch-failure stop and
- * the profile marks; and the per-model state those kernels keep (oneDNN
+ * the profile marks; the pool that runs the generated code's split loops; and the per-model state those kernels keep (oneDNN
  * primitives, packed weights), keyed by an owner the caller names.
  *
  * The runtime links no MLIR or LLVM library. It is built into
@@ -59,6 +59,16 @@ void o2m_rt_free(void *p);
 int o2m_rt_set_call_threads(int n);
 int o2m_rt_call_threads(void);
 int o2m_rt_default_threads(void);
+
+/* Runs task(ctx, from, to) over shares of [lo, hi) on the call's threads
+ * (rt_parallel.c; rt_abi.h's O2M_PARALLEL_FOR_FN): as many as the work,
+ * cost_per_iteration times the iterations, is worth. */
+typedef void (*o2m_rt_task)(void *ctx, int64_t from, int64_t to);
+void o2m_rt_parallel_for(o2m_rt_task task, void *ctx, int64_t lo, int64_t hi, int64_t cost_per_iteration);
+/* The work one more thread must get (ONNX2MLIR_PARALLEL_GRAIN, else the
+ * default); the compiler splits loops of two grains or more. */
+enum { O2M_RT_DEFAULT_GRAIN = 1 << 15 };
+int64_t o2m_rt_parallel_grain(void);
 
 /* Calls fn(args); -1 when it returned, else the id a failing branch passed
  * (the call was stopped there; buffers it had allocated are lost). */

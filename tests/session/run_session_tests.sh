@@ -3,7 +3,9 @@
 #   c        session_test (the C API: sizes, threads, TOSA, bytes, errors,
 #            parameter inputs) from BUILD
 #   tsan     the same program built with clang-22 -fsanitize=thread in
-#            BUILD-tsan (library and test instrumented), 8 threads: no report
+#            BUILD-tsan (library and test instrumented), 8 threads: no report;
+#            every loop of the generated code that can be split across a
+#            call's threads is (ONNX2MLIR_PARALLEL_GRAIN=1), here and in asan
 #   asan     the same built with AddressSanitizer+UBSan in BUILD-asan-session
 #   python   test_session.py (InferenceSession, the decoder's generation loop)
 #            on BUILD's library
@@ -58,11 +60,11 @@ sanitize_build() {
 }
 tsan_run() {
   sanitize_build tsan "$build-tsan" -DO2M_TSAN=ON &&
-    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$build-tsan/session_test" examples/small_cnn.onnx "$models" 8 10
+    ONNX2MLIR_PARALLEL_GRAIN=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$build-tsan/session_test" examples/small_cnn.onnx "$models" 8 10
 }
 asan_run() {
   sanitize_build asan "$build-asan-session" -DO2M_SANITIZE=ON &&
-    ASAN_OPTIONS="detect_leaks=1" "$build-asan-session/session_test" examples/small_cnn.onnx "$models" 4 10
+    ONNX2MLIR_PARALLEL_GRAIN=1 ASAN_OPTIONS="detect_leaks=1" "$build-asan-session/session_test" examples/small_cnn.onnx "$models" 4 10
 }
 check tsan tsan_run
 check asan asan_run

@@ -1,0 +1,541 @@
+/* exec_parallel.c - the generated code's own loops on every core.
+ *
+ * Owns: which loop nests run split across a call's threads, and how.
+ *
+ * On buffers, once Linalg became loops (scf.parallel over the parallel
+ * dims, reductions as scf.for inside), an outermost scf.parallel whose
+ * work (its ops times their trip counts) is worth two threads at least
+ * moves into a function @<func>_par<k>(lo, hi, captures...) that runs the
+ * iterations [lo, hi) of one of its dims, called where the loop was with
+ * the whole range. The function carries its estimated work per iteration
+ * (PARALLEL_COST_ATTR).
+ *
+ * In the LLVM dialect each such function gets two helpers:
+ * @..._task(frame, lo, hi), which reads the captured values from a frame
+ * and calls it, and @..._run(lo, hi, captures...), which writes the frame
+ * and hands the task to the runtime's pool (rt_parallel.c); the calls then
+ * go to @..._run. The iterations of a parallel dim are independent (what
+ * Linalg means by parallel) and every reduction stays inside an
+ * iteration, so results do not depend on the thread count.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/Dialect/LLVM.h>
+
+#include "exec/exec_internal.h"
+#include "util/diag.h"
+
+#define PARALLEL_COST_ATTR "o2m.parallel_cost"
+
+/* A loop of unknown trip count counts as UNKNOWN_TRIPS; the dim split is
+ * the first of WANTED_TRIPS iterations at least when there is one. */
+enum { UNKNOWN_TRIPS = 16, WANTED_TRIPS = 16 };
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+int exec_parallel_loops(void) {
+  const char *off = getenv("ONNX2MLIR_NO_PARALLEL_LOOPS");
+  return !(off && *off && strcmp(off, "0") != 0);
+}
+
+/* ---- the work of a loop nest ------------------------------------------------ */
+
+/* v's value when it is an integer or index constant; else 0. */
+static int constant_of(MlirValue v, int64_t *out) {
+  if (!mlirValueIsAOpResult(v)) return 0;
+  MlirOperation def = mlirOpResultGetOwner(v);
+  if (!exec_op_named(def, "arith.constant")) return 0;
+  MlirAttribute a = mlirOperationGetAttributeByName(def, str("value"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a)) return 0;
+  *out = mlirIntegerAttrGetValueInt(a);
+  return 1;
+}
+
+/* The iterations of dim d of a loop with bounds operands (lbs, ubs,
+ * steps of n dims each), or -1 when not constant. */
+static int64_t trips_of(MlirOperation loop, int n, int d) {
+  int64_t lb, ub, step;
+  if (!constant_of(mlirOperationGetOperand(loop, d), &lb) || !constant_of(mlirOperationGetOperand(loop, n + d), &ub) ||
+      !constant_of(mlirOperationGetOperand(loop, 2 * n + d), &step) || step <= 0)
+    return -1;
+  return ub > lb ? (ub - lb + step - 1) / step : 0;
+}
+
+static double guessed(int64_t trips) { return trips < 0 ? UNKNOWN_TRIPS : (double)trips; }
+
+/* The dims of an scf.parallel (its body's arguments). */
+static int dims_of(MlirOperation loop) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
+  return (int)mlirBlockGetNumArguments(body);
+}
+
+static double op_work(MlirOperation op);
+
+/* The work of one pass through op's regions. */
+static double regions_work(MlirOperation op) {
+  double sum = 0;
+  for (intptr_t r = 0, nr = mlirOperationGetNumRegions(op); r < nr; r++)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r)); !mlirBlockIsNull(b);
+         b = mlirBlockGetNextInRegion(b))
+      for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o); o = mlirOperationGetNextInBlock(o))
+        sum += op_work(o);
+  return sum;
+}
+
+/* One for op, and its regions as often as they run. */
+static double op_work(MlirOperation op) {
+  double inner = regions_work(op);
+  if (inner == 0) return 1;
+  double times = 1;
+  if (exec_op_named(op, "scf.for")) {
+    times = guessed(trips_of(op, 1, 0));
+  } else if (exec_op_named(op, "scf.parallel")) {
+    for (int d = 0, n = dims_of(op); d < n; d++) times *= guessed(trips_of(op, n, d));
+  } else if (exec_op_named(op, "scf.while")) {
+    times = UNKNOWN_TRIPS;
+  }
+  return 1 + inner * times;
+}
+
+/* ---- the loops worth splitting ------------------------------------------------ */
+
+typedef struct loops {
+  int n, cap;
+  MlirOperation *ops;
+} loops;
+
+static MlirWalkResult find_outermost(MlirOperation op, void *user) {
+  if (!exec_op_named(op, "scf.parallel")) return MlirWalkResultAdvance;
+  loops *l = user;
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 64;
+    MlirOperation *grown = realloc(l->ops, (size_t)cap * sizeof(*grown));
+    if (!grown) return MlirWalkResultInterrupt;
+    l->ops = grown, l->cap = cap;
+  }
+  l->ops[l->n++] = op;
+  return MlirWalkResultSkip; /* a nested one stays inside its share */
+}
+
+static MlirWalkResult find_call(MlirOperation op, void *user) {
+  if (!exec_op_named(op, "func.call")) return MlirWalkResultAdvance;
+  *(int *)user = 1;
+  return MlirWalkResultInterrupt;
+}
+
+/* The dim to split and the work of one of its iterations, or -1 when the
+ * loop is not worth it: the first dim of WANTED_TRIPS iterations or an
+ * unknown count, else the longest; its step must be 1. A loop that calls
+ * a function stays whole (a failing If branch's stop, say, must run on
+ * the calling thread). */
+static int split_dim(MlirOperation loop, int64_t *work_per_iteration) {
+  if (mlirOperationGetNumResults(loop) != 0) return -1; /* reduces across iterations */
+  int calls = 0;
+  mlirOperationWalk(loop, find_call, &calls, MlirWalkPreOrder);
+  if (calls) return -1;
+  int n = dims_of(loop), best = -1;
+  int64_t best_trips = 1;
+  for (int d = 0; d < n && best_trips != -1 && best_trips < WANTED_TRIPS; d++) {
+    int64_t t = trips_of(loop, n, d);
+    if (t == -1 || t > best_trips) best = d, best_trips = t;
+  }
+  int64_t step;
+  if (best < 0 || !constant_of(mlirOperationGetOperand(loop, 2 * n + best), &step) || step != 1) return -1;
+  double per = regions_work(loop);
+  for (int d = 0; d < n; d++)
+    if (d != best) per *= guessed(trips_of(loop, n, d));
+  /* worth two of the runtime's grains at least */
+  if (best_trips != -1 && per * (double)best_trips < 2.0 * (double)o2m_rt_parallel_grain()) return -1;
+  *work_per_iteration = per > 1e15 ? (int64_t)1e15 : (int64_t)per + 1;
+  return best;
+}
+
+/* ---- outlining ---------------------------------------------------------------- */
+
+static int inside(MlirOperation loop, MlirOperation op) {
+  for (; !mlirOperationIsNull(op); op = mlirOperationGetParentOperation(op))
+    if (mlirOperationEqual(op, loop)) return 1;
+  return 0;
+}
+
+static MlirOperation defining_op(MlirValue v) {
+  if (mlirValueIsABlockArgument(v)) return mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+  return mlirOpResultGetOwner(v);
+}
+
+typedef struct captures {
+  MlirOperation loop;
+  int n, cap, failed;
+  MlirValue *v;
+} captures;
+
+/* Operands of ops in the loop (the loop's own included) defined outside it. */
+static MlirWalkResult capture_operands(MlirOperation op, void *user) {
+  captures *c = user;
+  for (intptr_t k = 0, nk = mlirOperationGetNumOperands(op); k < nk; k++) {
+    MlirValue v = mlirOperationGetOperand(op, k);
+    if (inside(c->loop, defining_op(v))) continue;
+    int seen = 0;
+    for (int i = 0; i < c->n && !seen; i++) seen = mlirValueEqual(c->v[i], v);
+    if (seen) continue;
+    if (c->n == c->cap) {
+      int cap = c->cap ? 2 * c->cap : 32;
+      MlirValue *grown = realloc(c->v, (size_t)cap * sizeof(*grown));
+      if (!grown) return c->failed = 1, MlirWalkResultInterrupt;
+      c->v = grown, c->cap = cap;
+    }
+    c->v[c->n++] = v;
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* Replaces v by with where the loop uses it. */
+static int replace_inside(MlirOperation loop, MlirValue v, MlirValue with) {
+  int n = 0, cap = 0;
+  struct use {
+    MlirOperation owner;
+    unsigned index;
+  } *uses = NULL;
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u)) {
+    if (!inside(loop, mlirOpOperandGetOwner(u))) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 16;
+      struct use *grown = realloc(uses, (size_t)cap * sizeof(*grown));
+      if (!grown) return free(uses), -1;
+      uses = grown;
+    }
+    uses[n++] = (struct use){mlirOpOperandGetOwner(u), mlirOpOperandGetOperandNumber(u)};
+  }
+  for (int i = 0; i < n; i++) mlirOperationSetOperand(uses[i].owner, uses[i].index, with);
+  free(uses);
+  return 0;
+}
+
+static int is_constant(MlirValue v) {
+  return mlirValueIsAOpResult(v) && exec_op_named(mlirOpResultGetOwner(v), "arith.constant");
+}
+
+static MlirOperation enclosing_func(MlirOperation op) {
+  while (!mlirOperationIsNull(op) && !exec_op_named(op, "func.func")) op = mlirOperationGetParentOperation(op);
+  return op;
+}
+
+/* Moves the loop into @name(lo, hi, captures...) running [lo, hi) of dim
+ * d, called where the loop was; -1 when out of memory (nothing changed). */
+static int outline(MlirOperation loop, int d, int64_t work, MlirOperation func, const char *name) {
+  captures c = {loop, 0, 0, 0, NULL};
+  mlirOperationWalk(loop, capture_operands, &c, MlirWalkPreOrder);
+  int n_dims = dims_of(loop), n_args = 2;
+  MlirType *types = malloc(((size_t)c.n + 2) * sizeof(MlirType));
+  MlirLocation *locs = malloc(((size_t)c.n + 2) * sizeof(MlirLocation));
+  MlirValue *operands = malloc(((size_t)c.n + 2) * sizeof(MlirValue));
+  if (c.failed || !types || !locs || !operands) {
+    free(c.v), free(types), free(locs), free(operands);
+    return -1;
+  }
+  MlirContext ctx = mlirOperationGetContext(loop);
+  MlirLocation loc = mlirOperationGetLocation(loop);
+  types[0] = types[1] = mlirIndexTypeGet(ctx);
+  locs[0] = locs[1] = loc;
+  operands[0] = mlirOperationGetOperand(loop, d);
+  operands[1] = mlirOperationGetOperand(loop, n_dims + d);
+  for (int i = 0; i < c.n; i++) {
+    if (is_constant(c.v[i])) continue;
+    types[n_args] = mlirValueGetType(c.v[i]);
+    locs[n_args] = loc;
+    operands[n_args++] = c.v[i];
+  }
+  MlirBlock block = mlirBlockCreate(n_args, types, locs);
+  MlirRegion region = mlirRegionCreate();
+  mlirRegionAppendOwnedBlock(region, block);
+  MlirNamedAttribute attrs[3] = {
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("sym_name")), mlirStringAttrGet(ctx, str(name))),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("function_type")),
+                            mlirTypeAttrGet(mlirFunctionTypeGet(ctx, n_args, types, 0, NULL))),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str(PARALLEL_COST_ATTR)),
+                            mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), work))};
+  MlirOperationState fs = mlirOperationStateGet(str("func.func"), loc);
+  mlirOperationStateAddAttributes(&fs, 3, attrs);
+  mlirOperationStateAddOwnedRegions(&fs, 1, &region);
+  MlirOperation fn = mlirOperationCreate(&fs);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(func), func, fn);
+
+  MlirNamedAttribute callee =
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("callee")), mlirFlatSymbolRefAttrGet(ctx, str(name)));
+  MlirOperationState cs = mlirOperationStateGet(str("func.call"), loc);
+  mlirOperationStateAddOperands(&cs, n_args, operands);
+  mlirOperationStateAddAttributes(&cs, 1, &callee);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(loop), loop, mlirOperationCreate(&cs));
+
+  mlirOperationRemoveFromParent(loop);
+  mlirBlockAppendOwnedOperation(block, loop);
+  int failed = 0;
+  for (int i = 0, a = 2; i < c.n && !failed; i++) {
+    MlirValue with;
+    if (is_constant(c.v[i])) {
+      MlirOperation copy = mlirOperationClone(mlirOpResultGetOwner(c.v[i]));
+      mlirBlockInsertOwnedOperationBefore(block, loop, copy);
+      with = mlirOperationGetResult(copy, mlirOpResultGetResultNumber(c.v[i]));
+    } else {
+      with = mlirBlockGetArgument(block, a++);
+    }
+    failed = replace_inside(loop, c.v[i], with);
+  }
+  mlirOperationSetOperand(loop, d, mlirBlockGetArgument(block, 0));
+  mlirOperationSetOperand(loop, n_dims + d, mlirBlockGetArgument(block, 1));
+  MlirOperationState rs = mlirOperationStateGet(str("func.return"), loc);
+  mlirBlockAppendOwnedOperation(block, mlirOperationCreate(&rs));
+  free(c.v), free(types), free(locs), free(operands);
+  return failed ? -1 : 0;
+}
+
+int exec_outline_parallel(MlirModule module) {
+  loops found = {0, 0, NULL};
+  mlirOperationWalk(mlirModuleGetOperation(module), find_outermost, &found, MlirWalkPreOrder);
+  int made = 0;
+  for (int i = 0; i < found.n; i++) {
+    int64_t work = 0;
+    int d = split_dim(found.ops[i], &work);
+    MlirOperation func = enclosing_func(found.ops[i]);
+    if (d < 0 || mlirOperationIsNull(func)) continue;
+    MlirStringRef fname = mlirStringAttrGetValue(mlirOperationGetAttributeByName(func, str("sym_name")));
+    char name[400];
+    snprintf(name, sizeof(name), "%.*s_par%d", (int)(fname.length < 300 ? fname.length : 300), fname.data, made);
+    if (outline(found.ops[i], d, work, func, name) != 0) break;
+    made++;
+  }
+  free(found.ops);
+  return made;
+}
+
+/* ---- the helpers that hand a split loop to the runtime --------------------- */
+
+typedef struct text {
+  char *s;
+  size_t len, cap;
+  int failed;
+} text;
+
+static void put(text *t, const char *s, size_t n) {
+  if (t->failed) return;
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 4096;
+    while (cap < t->len + n + 1) cap *= 2;
+    char *grown = realloc(t->s, cap);
+    if (!grown) {
+      t->failed = 1;
+      return;
+    }
+    t->s = grown, t->cap = cap;
+  }
+  memcpy(t->s + t->len, s, n);
+  t->len += n;
+  t->s[t->len] = '\0';
+}
+
+static void puts_(text *t, const char *s) { put(t, s, strlen(s)); }
+
+static void print_to(MlirStringRef s, void *user) { put(user, s.data, s.length); }
+
+static void putf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(text *t, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof(buf)) t->failed = 1;
+  else put(t, buf, (size_t)n);
+}
+
+static void put_type(text *t, MlirType type) { mlirTypePrint(type, print_to, t); }
+
+/* Whether a value of this type can sit in the frame: pointers, and
+ * integers and floats of 64 bits at most. */
+static int frame_type(MlirType t) {
+  if (mlirTypeIsALLVMPointerType(t)) return 1;
+  if (mlirTypeIsAInteger(t)) return mlirIntegerTypeGetWidth(t) <= 64;
+  return mlirTypeIsAF16(t) || mlirTypeIsABF16(t) || mlirTypeIsAF32(t) || mlirTypeIsAF64(t);
+}
+
+/* The frame's struct type, "!llvm.struct<(T2, T3, ...)>" (an i64 when
+ * nothing is captured). */
+static void put_frame(text *t, MlirType fn_type, int n) {
+  puts_(t, "!llvm.struct<(");
+  if (n == 2) puts_(t, "i64");
+  for (int i = 2; i < n; i++) {
+    if (i > 2) puts_(t, ", ");
+    put_type(t, mlirLLVMFunctionTypeGetInput(fn_type, i));
+  }
+  puts_(t, ")>");
+}
+
+static void put_field(text *t, MlirType fn_type, int n, int i) {
+  putf(t, "  %%p%d = llvm.getelementptr %%frame[0, %d] : (!llvm.ptr) -> !llvm.ptr, ", i, i - 2);
+  put_frame(t, fn_type, n);
+  puts_(t, "\n");
+}
+
+static void put_arg_types(text *t, MlirType fn_type, int n) {
+  for (int i = 0; i < n; i++) {
+    if (i) puts_(t, ", ");
+    put_type(t, mlirLLVMFunctionTypeGetInput(fn_type, i));
+  }
+}
+
+/* @<name>_task(frame, lo, hi): the captures read from the frame. */
+static void write_task(text *t, const char *name, MlirType fn_type, int n) {
+  putf(t, "llvm.func @%s_task(%%frame: !llvm.ptr, %%a0: i64, %%a1: i64) {\n", name);
+  for (int i = 2; i < n; i++) {
+    put_field(t, fn_type, n, i);
+    putf(t, "  %%a%d = llvm.load %%p%d : !llvm.ptr -> ", i, i);
+    put_type(t, mlirLLVMFunctionTypeGetInput(fn_type, i));
+    puts_(t, "\n");
+  }
+  putf(t, "  llvm.call @%s(", name);
+  for (int i = 0; i < n; i++) putf(t, i ? ", %%a%d" : "%%a%d", i);
+  puts_(t, ") : (");
+  put_arg_types(t, fn_type, n);
+  puts_(t, ") -> ()\n  llvm.return\n}\n");
+}
+
+/* @<name>_run(lo, hi, captures...): the frame written, the task handed
+ * to the runtime. */
+static void write_run(text *t, const char *name, MlirType fn_type, int n, int64_t work) {
+  putf(t, "llvm.func @%s_run(", name);
+  for (int i = 0; i < n; i++) {
+    putf(t, i ? ", %%a%d: " : "%%a%d: ", i);
+    put_type(t, mlirLLVMFunctionTypeGetInput(fn_type, i));
+  }
+  puts_(t, ") {\n  %one = llvm.mlir.constant(1 : i64) : i64\n  %frame = llvm.alloca %one x ");
+  put_frame(t, fn_type, n);
+  puts_(t, " : (i64) -> !llvm.ptr\n");
+  for (int i = 2; i < n; i++) {
+    put_field(t, fn_type, n, i);
+    putf(t, "  llvm.store %%a%d, %%p%d : ", i, i);
+    put_type(t, mlirLLVMFunctionTypeGetInput(fn_type, i));
+    puts_(t, ", !llvm.ptr\n");
+  }
+  putf(t, "  %%task = llvm.mlir.addressof @%s_task : !llvm.ptr\n", name);
+  putf(t, "  %%work = llvm.mlir.constant(%lld : i64) : i64\n", (long long)work);
+  putf(t, "  llvm.call @%s(%%task, %%frame, %%a0, %%a1, %%work) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()\n",
+       O2M_PARALLEL_FOR_FN);
+  puts_(t, "  llvm.return\n}\n");
+}
+
+/* The helpers of @name as text: a module that declares what they call
+ * (a parsed module must verify) and defines them, task then run. */
+static void write_helpers(text *t, const char *name, MlirType fn_type, int n, int64_t work) {
+  putf(t, "module {\nllvm.func @%s(!llvm.ptr, !llvm.ptr, i64, i64, i64)\nllvm.func @%s(", O2M_PARALLEL_FOR_FN, name);
+  put_arg_types(t, fn_type, n);
+  puts_(t, ")\n");
+  write_task(t, name, fn_type, n);
+  write_run(t, name, fn_type, n, work);
+  puts_(t, "}\n");
+}
+
+typedef struct split_fn {
+  MlirStringRef name;
+  MlirOperation task; /* whose call stays */
+  char run[420];
+} split_fn;
+
+typedef struct split_fns {
+  int n;
+  split_fn *fns;
+} split_fns;
+
+static MlirWalkResult redirect_call(MlirOperation op, void *user) {
+  if (!exec_op_named(op, "llvm.call")) return MlirWalkResultAdvance;
+  split_fns *s = user;
+  MlirAttribute callee = mlirOperationGetAttributeByName(op, str("callee"));
+  if (mlirAttributeIsNull(callee) || !mlirAttributeIsAFlatSymbolRef(callee)) return MlirWalkResultAdvance;
+  MlirStringRef target = mlirFlatSymbolRefAttrGetValue(callee);
+  for (int i = 0; i < s->n; i++)
+    if (mlirStringRefEqual(target, s->fns[i].name)) {
+      MlirContext ctx = mlirOperationGetContext(op);
+      mlirOperationSetAttributeByName(op, str("callee"), mlirFlatSymbolRefAttrGet(ctx, str(s->fns[i].run)));
+      break;
+    }
+  return MlirWalkResultAdvance;
+}
+
+static int has_body(MlirOperation fn) {
+  return !mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0)));
+}
+
+o2m_status exec_dispatch_parallel(MlirModule module, o2m_diag *diag) {
+  MlirContext ctx = mlirModuleGetContext(module);
+  MlirBlock body = mlirModuleGetBody(module);
+  split_fns s = {0, NULL};
+  text t = {NULL, 0, 0, 0};
+  int count = 0, declared = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (!exec_op_named(op, "llvm.func")) continue;
+    MlirStringRef name = mlirStringAttrGetValue(mlirOperationGetAttributeByName(op, str("sym_name")));
+    declared |= mlirStringRefEqual(name, str(O2M_PARALLEL_FOR_FN));
+    count += !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str(PARALLEL_COST_ATTR)));
+  }
+  if (count == 0) return O2M_OK;
+  s.fns = calloc((size_t)count, sizeof(*s.fns));
+  if (!s.fns) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory splitting loops across threads");
+  if (!declared) { /* the runtime's function, declared once */
+    putf(&t, "llvm.func @%s(!llvm.ptr, !llvm.ptr, i64, i64, i64)", O2M_PARALLEL_FOR_FN);
+    MlirOperation decl =
+        t.failed ? (MlirOperation){NULL} : mlirOperationCreateParse(ctx, mlirStringRefCreate(t.s, t.len), str("decl"));
+    if (mlirOperationIsNull(decl)) goto broken;
+    mlirBlockInsertOwnedOperation(body, 0, decl);
+  }
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    MlirAttribute cost = mlirOperationGetAttributeByName(op, str(PARALLEL_COST_ATTR));
+    if (!exec_op_named(op, "llvm.func") || mlirAttributeIsNull(cost)) continue;
+    int64_t work = mlirIntegerAttrGetValueInt(cost);
+    mlirOperationRemoveAttributeByName(op, str(PARALLEL_COST_ATTR));
+    MlirType fn_type = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(op, str("function_type")));
+    int n = (int)mlirLLVMFunctionTypeGetNumInputs(fn_type), fits = has_body(op) && n >= 2;
+    for (int i = 0; i < n && fits; i++) fits = frame_type(mlirLLVMFunctionTypeGetInput(fn_type, i));
+    if (!fits) continue; /* called as it is: the whole range on the calling thread */
+    MlirStringRef name = mlirStringAttrGetValue(mlirOperationGetAttributeByName(op, str("sym_name")));
+    char cname[400];
+    snprintf(cname, sizeof(cname), "%.*s", (int)(name.length < 390 ? name.length : 390), name.data);
+    t.len = 0;
+    write_helpers(&t, cname, fn_type, n, work);
+    MlirModule parsed = t.failed ? (MlirModule){NULL} : mlirModuleCreateParse(ctx, mlirStringRefCreate(t.s, t.len));
+    if (mlirModuleIsNull(parsed)) goto broken;
+    /* the parsed module's last two ops, moved after @name */
+    MlirOperation helpers[2], after = op;
+    MlirOperation first = mlirBlockGetFirstOperation(mlirModuleGetBody(parsed));
+    helpers[0] = mlirOperationGetNextInBlock(mlirOperationGetNextInBlock(first));
+    helpers[1] = mlirOperationGetNextInBlock(helpers[0]);
+    for (int h = 0; h < 2; h++) {
+      mlirOperationRemoveFromParent(helpers[h]);
+      mlirBlockInsertOwnedOperationAfter(body, after, helpers[h]);
+      after = helpers[h];
+    }
+    mlirModuleDestroy(parsed);
+    s.fns[s.n].name = name;
+    s.fns[s.n].task = helpers[0];
+    snprintf(s.fns[s.n++].run, sizeof(s.fns[0].run), "%s_run", cname);
+  }
+  /* the calls go to the helpers (the tasks' own calls were made after) */
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    int task = 0;
+    for (int i = 0; i < s.n && !task; i++) task = mlirOperationEqual(op, s.fns[i].task);
+    if (exec_op_named(op, "llvm.func") && !task) mlirOperationWalk(op, redirect_call, &s, MlirWalkPreOrder);
+  }
+  free(s.fns);
+  free(t.s);
+  return O2M_OK;
+broken:
+  free(s.fns);
+  free(t.s);
+  return o2m_fail(diag, O2M_ERR_INTERNAL, "the helpers of a loop split across threads do not parse");
+}
