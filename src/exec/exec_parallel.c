@@ -10,10 +10,11 @@
  * the whole range. The function carries its estimated work per iteration
  * (PARALLEL_COST_ATTR).
  *
- * In the LLVM dialect each such function gets two helpers:
- * @..._task(frame, lo, hi), which reads the captured values from a frame
- * and calls it, and @..._run(lo, hi, captures...), which writes the frame
- * and hands the task to the runtime's pool (rt_parallel.c); the calls then
+ * In the LLVM dialect each such function becomes a task of the runtime,
+ * @...(frame, lo, hi): a new entry block reads the captured values from a
+ * frame of 8-byte slots and branches to the old one (compiled once, as
+ * one function). @..._run(lo, hi, captures...) writes the frame and
+ * hands the task to the runtime's pool (rt_parallel.c), and the calls
  * go to @..._run. The iterations of a parallel dim are independent (what
  * Linalg means by parallel) and every reduction stays inside an
  * iteration, so results do not depend on the thread count.
@@ -355,7 +356,7 @@ static void putf(text *t, const char *fmt, ...) {
 
 static void put_type(text *t, MlirType type) { mlirTypePrint(type, print_to, t); }
 
-/* Whether a value of this type can sit in the frame: pointers, and
+/* Whether a value of this type fits a slot of the frame: pointers, and
  * integers and floats of 64 bits at most. */
 static int frame_type(MlirType t) {
   if (mlirTypeIsALLVMPointerType(t)) return 1;
@@ -363,22 +364,11 @@ static int frame_type(MlirType t) {
   return mlirTypeIsAF16(t) || mlirTypeIsABF16(t) || mlirTypeIsAF32(t) || mlirTypeIsAF64(t);
 }
 
-/* The frame's struct type, "!llvm.struct<(T2, T3, ...)>" (an i64 when
- * nothing is captured). */
-static void put_frame(text *t, MlirType fn_type, int n) {
-  puts_(t, "!llvm.struct<(");
-  if (n == 2) puts_(t, "i64");
-  for (int i = 2; i < n; i++) {
-    if (i > 2) puts_(t, ", ");
-    put_type(t, mlirLLVMFunctionTypeGetInput(fn_type, i));
-  }
-  puts_(t, ")>");
-}
+/* The frame: one 8-byte slot per captured value (an i64 when none). */
+static void put_frame(text *t, int n) { putf(t, "!llvm.array<%d x i64>", n > 2 ? n - 2 : 1); }
 
-static void put_field(text *t, MlirType fn_type, int n, int i) {
-  putf(t, "  %%p%d = llvm.getelementptr %%frame[0, %d] : (!llvm.ptr) -> !llvm.ptr, ", i, i - 2);
-  put_frame(t, fn_type, n);
-  puts_(t, "\n");
+static void put_field(text *t, int i) {
+  putf(t, "  %%p%d = llvm.getelementptr %%frame[%d] : (!llvm.ptr) -> !llvm.ptr, i64\n", i, i - 2);
 }
 
 static void put_arg_types(text *t, MlirType fn_type, int n) {
@@ -388,60 +378,58 @@ static void put_arg_types(text *t, MlirType fn_type, int n) {
   }
 }
 
-/* @<name>_task(frame, lo, hi): the captures read from the frame. */
-static void write_task(text *t, const char *name, MlirType fn_type, int n) {
-  putf(t, "llvm.func @%s_task(%%frame: !llvm.ptr, %%a0: i64, %%a1: i64) {\n", name);
+/* @<name>_frame(frame, lo, hi): the captures read from the frame, in
+ * order; its block becomes @<name>'s new entry (become_task). */
+static void write_frame_reader(text *t, const char *name, MlirType fn_type, int n) {
+  putf(t, "llvm.func @%s_frame(%%frame: !llvm.ptr, %%a0: i64, %%a1: i64) {\n", name);
   for (int i = 2; i < n; i++) {
-    put_field(t, fn_type, n, i);
+    put_field(t, i);
     putf(t, "  %%a%d = llvm.load %%p%d : !llvm.ptr -> ", i, i);
     put_type(t, mlirLLVMFunctionTypeGetInput(fn_type, i));
     puts_(t, "\n");
   }
-  putf(t, "  llvm.call @%s(", name);
-  for (int i = 0; i < n; i++) putf(t, i ? ", %%a%d" : "%%a%d", i);
-  puts_(t, ") : (");
-  put_arg_types(t, fn_type, n);
-  puts_(t, ") -> ()\n  llvm.return\n}\n");
+  puts_(t, "  llvm.return\n}\n");
 }
 
 /* @<name>_run(lo, hi, captures...): the frame written, the task handed
  * to the runtime. */
 static void write_run(text *t, const char *name, MlirType fn_type, int n, int64_t work) {
-  putf(t, "llvm.func @%s_run(", name);
+  putf(t, "llvm.func internal @%s_run(", name);
   for (int i = 0; i < n; i++) {
     putf(t, i ? ", %%a%d: " : "%%a%d: ", i);
     put_type(t, mlirLLVMFunctionTypeGetInput(fn_type, i));
   }
   puts_(t, ") {\n  %one = llvm.mlir.constant(1 : i64) : i64\n  %frame = llvm.alloca %one x ");
-  put_frame(t, fn_type, n);
+  put_frame(t, n);
   puts_(t, " : (i64) -> !llvm.ptr\n");
   for (int i = 2; i < n; i++) {
-    put_field(t, fn_type, n, i);
+    put_field(t, i);
     putf(t, "  llvm.store %%a%d, %%p%d : ", i, i);
     put_type(t, mlirLLVMFunctionTypeGetInput(fn_type, i));
     puts_(t, ", !llvm.ptr\n");
   }
-  putf(t, "  %%task = llvm.mlir.addressof @%s_task : !llvm.ptr\n", name);
+  putf(t, "  %%task = llvm.mlir.addressof @%s : !llvm.ptr\n", name);
   putf(t, "  %%work = llvm.mlir.constant(%lld : i64) : i64\n", (long long)work);
   putf(t, "  llvm.call @%s(%%task, %%frame, %%a0, %%a1, %%work) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()\n",
        O2M_PARALLEL_FOR_FN);
   puts_(t, "  llvm.return\n}\n");
 }
 
-/* The helpers of @name as text: a module that declares what they call
- * (a parsed module must verify) and defines them, task then run. */
+/* @name's declaration and its helpers, for the text of a module that
+ * declares what they call (a parsed module must verify). */
 static void write_helpers(text *t, const char *name, MlirType fn_type, int n, int64_t work) {
-  putf(t, "module {\nllvm.func @%s(!llvm.ptr, !llvm.ptr, i64, i64, i64)\nllvm.func @%s(", O2M_PARALLEL_FOR_FN, name);
+  putf(t, "llvm.func @%s(", name);
   put_arg_types(t, fn_type, n);
   puts_(t, ")\n");
-  write_task(t, name, fn_type, n);
+  write_frame_reader(t, name, fn_type, n);
   write_run(t, name, fn_type, n, work);
-  puts_(t, "}\n");
 }
 
+/* The split functions: each one's name and the name of its _run helper,
+ * which its calls now target. */
 typedef struct split_fn {
+  MlirOperation fn;
   MlirStringRef name;
-  MlirOperation task; /* whose call stays */
   char run[420];
 } split_fn;
 
@@ -469,73 +457,110 @@ static int has_body(MlirOperation fn) {
   return !mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0)));
 }
 
-o2m_status exec_dispatch_parallel(MlirModule module, o2m_diag *diag) {
+static MlirStringRef name_of(MlirOperation op) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, str("sym_name"));
+  return mlirAttributeIsNull(a) ? str("") : mlirStringAttrGetValue(a);
+}
+
+/* The helpers of every split function, written as one module's text
+ * (declarations first); the split functions' calls are redirected
+ * meanwhile, so that the helpers' own calls (parsed later) keep theirs. */
+static int write_all(MlirModule module, text *t, split_fns *s) {
   MlirContext ctx = mlirModuleGetContext(module);
-  MlirBlock body = mlirModuleGetBody(module);
-  split_fns s = {0, NULL};
-  text t = {NULL, 0, 0, 0};
-  int count = 0, declared = 0;
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+  int declared = 0;
+  putf(t, "module {\n");
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(module)); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
     if (!exec_op_named(op, "llvm.func")) continue;
-    MlirStringRef name = mlirStringAttrGetValue(mlirOperationGetAttributeByName(op, str("sym_name")));
-    declared |= mlirStringRefEqual(name, str(O2M_PARALLEL_FOR_FN));
-    count += !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str(PARALLEL_COST_ATTR)));
-  }
-  if (count == 0) return O2M_OK;
-  s.fns = calloc((size_t)count, sizeof(*s.fns));
-  if (!s.fns) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory splitting loops across threads");
-  if (!declared) { /* the runtime's function, declared once */
-    putf(&t, "llvm.func @%s(!llvm.ptr, !llvm.ptr, i64, i64, i64)", O2M_PARALLEL_FOR_FN);
-    MlirOperation decl =
-        t.failed ? (MlirOperation){NULL} : mlirOperationCreateParse(ctx, mlirStringRefCreate(t.s, t.len), str("decl"));
-    if (mlirOperationIsNull(decl)) goto broken;
-    mlirBlockInsertOwnedOperation(body, 0, decl);
-  }
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
+    declared |= mlirStringRefEqual(name_of(op), str(O2M_PARALLEL_FOR_FN));
     MlirAttribute cost = mlirOperationGetAttributeByName(op, str(PARALLEL_COST_ATTR));
-    if (!exec_op_named(op, "llvm.func") || mlirAttributeIsNull(cost)) continue;
+    if (mlirAttributeIsNull(cost)) continue;
     int64_t work = mlirIntegerAttrGetValueInt(cost);
     mlirOperationRemoveAttributeByName(op, str(PARALLEL_COST_ATTR));
     MlirType fn_type = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(op, str("function_type")));
     int n = (int)mlirLLVMFunctionTypeGetNumInputs(fn_type), fits = has_body(op) && n >= 2;
     for (int i = 0; i < n && fits; i++) fits = frame_type(mlirLLVMFunctionTypeGetInput(fn_type, i));
     if (!fits) continue; /* called as it is: the whole range on the calling thread */
-    MlirStringRef name = mlirStringAttrGetValue(mlirOperationGetAttributeByName(op, str("sym_name")));
-    char cname[400];
-    snprintf(cname, sizeof(cname), "%.*s", (int)(name.length < 390 ? name.length : 390), name.data);
-    t.len = 0;
-    write_helpers(&t, cname, fn_type, n, work);
-    MlirModule parsed = t.failed ? (MlirModule){NULL} : mlirModuleCreateParse(ctx, mlirStringRefCreate(t.s, t.len));
-    if (mlirModuleIsNull(parsed)) goto broken;
-    /* the parsed module's last two ops, moved after @name */
-    MlirOperation helpers[2], after = op;
-    MlirOperation first = mlirBlockGetFirstOperation(mlirModuleGetBody(parsed));
-    helpers[0] = mlirOperationGetNextInBlock(mlirOperationGetNextInBlock(first));
-    helpers[1] = mlirOperationGetNextInBlock(helpers[0]);
-    for (int h = 0; h < 2; h++) {
-      mlirOperationRemoveFromParent(helpers[h]);
-      mlirBlockInsertOwnedOperationAfter(body, after, helpers[h]);
-      after = helpers[h];
+    MlirStringRef name = name_of(op);
+    split_fn *f = &s->fns[s->n++];
+    f->fn = op;
+    f->name = name;
+    char base[410];
+    snprintf(base, sizeof(base), "%.*s", (int)(name.length < 400 ? name.length : 400), name.data);
+    snprintf(f->run, sizeof(f->run), "%s_run", base);
+    write_helpers(t, base, fn_type, n, work);
+    mlirOperationSetAttributeByName(op, str("linkage"), mlirAttributeParseGet(ctx, str("#llvm.linkage<internal>")));
+  }
+  putf(t, "llvm.func @%s(!llvm.ptr, !llvm.ptr, i64, i64, i64)\n}\n", O2M_PARALLEL_FOR_FN);
+  return declared;
+}
+
+/* The loop function fn(lo, hi, captures...) becomes the task fn(frame,
+ * lo, hi): the frame reader's block, its return replaced by a branch to
+ * fn's old entry with lo, hi and the values read, is fn's new entry. */
+static int become_task(MlirOperation fn, MlirOperation reader) {
+  MlirRegion region = mlirOperationGetRegion(fn, 0);
+  MlirBlock old_entry = mlirRegionGetFirstBlock(region), entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(reader, 0));
+  MlirValue *values = malloc(((size_t)mlirBlockGetNumArguments(old_entry) + 1) * sizeof(MlirValue));
+  if (!values) return -1;
+  int n = 0;
+  values[n++] = mlirBlockGetArgument(entry, 1);
+  values[n++] = mlirBlockGetArgument(entry, 2);
+  for (MlirOperation op = mlirBlockGetFirstOperation(entry); !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    if (exec_op_named(op, "llvm.load")) values[n++] = mlirOperationGetResult(op, 0);
+  mlirOperationDestroy(mlirBlockGetTerminator(entry));
+  MlirOperationState br = mlirOperationStateGet(str("llvm.br"), mlirOperationGetLocation(fn));
+  mlirOperationStateAddOperands(&br, n, values);
+  mlirOperationStateAddSuccessors(&br, 1, &old_entry);
+  mlirBlockAppendOwnedOperation(entry, mlirOperationCreate(&br));
+  mlirBlockDetach(entry);
+  mlirRegionInsertOwnedBlockBefore(region, old_entry, entry);
+  mlirOperationSetAttributeByName(fn, str("function_type"), mlirOperationGetAttributeByName(reader, str("function_type")));
+  free(values);
+  return 0;
+}
+
+o2m_status exec_dispatch_parallel(MlirModule module, o2m_diag *diag) {
+  MlirBlock body = mlirModuleGetBody(module);
+  int count = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    count += exec_op_named(op, "llvm.func") &&
+             !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str(PARALLEL_COST_ATTR)));
+  if (count == 0) return O2M_OK;
+  split_fns s = {0, calloc((size_t)count, sizeof(split_fn))};
+  text t = {NULL, 0, 0, 0};
+  if (!s.fns) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory splitting loops across threads");
+  int declared = write_all(module, &t, &s);
+  MlirModule parsed = {NULL};
+  int broken = 0;
+  if (s.n && !t.failed) parsed = mlirModuleCreateParse(mlirModuleGetContext(module), mlirStringRefCreate(t.s, t.len));
+  if (s.n && !mlirModuleIsNull(parsed)) {
+    /* in the parsed module's order: per function its declaration, frame
+     * reader and _run; the runtime's function last */
+    MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(parsed));
+    for (int i = 0; i < s.n; i++) {
+      MlirOperation reader = mlirOperationGetNextInBlock(op), run = mlirOperationGetNextInBlock(reader);
+      op = mlirOperationGetNextInBlock(run);
+      broken |= become_task(s.fns[i].fn, reader);
+      mlirOperationRemoveFromParent(run);
+      mlirBlockAppendOwnedOperation(body, run);
+    }
+    if (!declared) {
+      mlirOperationRemoveFromParent(op);
+      mlirBlockAppendOwnedOperation(body, op);
     }
     mlirModuleDestroy(parsed);
-    s.fns[s.n].name = name;
-    s.fns[s.n].task = helpers[0];
-    snprintf(s.fns[s.n++].run, sizeof(s.fns[0].run), "%s_run", cname);
+    /* the calls, in every function but the tasks (which call none) */
+    for (op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+      int task = 0;
+      for (int i = 0; i < s.n && !task; i++) task = mlirOperationEqual(op, s.fns[i].fn);
+      if (!task && exec_op_named(op, "llvm.func")) mlirOperationWalk(op, redirect_call, &s, MlirWalkPreOrder);
+    }
   }
-  /* the calls go to the helpers (the tasks' own calls were made after) */
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    int task = 0;
-    for (int i = 0; i < s.n && !task; i++) task = mlirOperationEqual(op, s.fns[i].task);
-    if (exec_op_named(op, "llvm.func") && !task) mlirOperationWalk(op, redirect_call, &s, MlirWalkPreOrder);
-  }
+  broken |= s.n && mlirModuleIsNull(parsed);
   free(s.fns);
   free(t.s);
+  if (broken) return o2m_fail(diag, O2M_ERR_INTERNAL, "the helpers of the loops split across threads failed");
   return O2M_OK;
-broken:
-  free(s.fns);
-  free(t.s);
-  return o2m_fail(diag, O2M_ERR_INTERNAL, "the helpers of a loop split across threads do not parse");
 }

@@ -199,5 +199,8 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
     }
     if (s) return s;
   }
-  return exec_dispatch_parallel(module, diag);
+  double t0 = exec_now_ms();
+  o2m_status s = exec_dispatch_parallel(module, diag);
+  record(times, "parallel loop helpers", exec_now_ms() - t0);
+  return s;
 }

@@ -86,13 +86,19 @@ static MlirAttribute sym_name(MlirOperation op) { return mlirOperationGetAttribu
 
 /* The module without the bodies of its external functions (the parts,
  * the entry, its C wrapper): what every unit starts from. Internal
- * helpers keep theirs, so each unit has its own copy of those it calls. */
-static MlirOperation skeleton_of(MlirOperation module) {
+ * helpers keep theirs, so each unit has its own copy of those it calls,
+ * except those of one part (its split loops, exec_parallel.c), which only
+ * that part's unit gets. */
+static MlirOperation skeleton_of(MlirOperation module, const char *entry) {
   MlirOperation skeleton = mlirOperationClone(module);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(skeleton, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    if (!exec_op_named(op, "llvm.func") || !has_body(op) || !external(op)) continue;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body), next; !mlirOperationIsNull(op); op = next) {
+    next = mlirOperationGetNextInBlock(op);
+    if (!exec_op_named(op, "llvm.func") || !has_body(op)) continue;
+    if (!external(op)) {
+      if (part_of(op, entry) >= 0) mlirOperationDestroy(op);
+      continue;
+    }
     MlirRegion empty = mlirRegionCreate();
     mlirRegionTakeBody(mlirOperationGetRegion(op, 0), empty);
     mlirRegionDestroy(empty);
@@ -146,9 +152,13 @@ static MlirOperation unit_module(MlirOperation module, MlirOperation skeleton, c
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    if (!exec_op_named(op, "llvm.func") || !has_body(op) || !external(op)) continue;
+    if (!exec_op_named(op, "llvm.func") || !has_body(op)) continue;
     int p = part_of(op, entry);
     if (part >= 0 ? p != part : p >= 0) continue;
+    if (!external(op)) { /* one part's internal helper: absent from the skeleton */
+      if (p >= 0) mlirBlockAppendOwnedOperation(unit_body, mlirOperationClone(op));
+      continue;
+    }
     MlirAttribute name = sym_name(op);
     for (MlirOperation decl = mlirBlockGetFirstOperation(unit_body); !mlirOperationIsNull(decl);
          decl = mlirOperationGetNextInBlock(decl)) {
@@ -277,7 +287,7 @@ o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_leve
   exec_errors errors;
   exec_capture_begin(&errors, mlirModuleGetContext(module));
   MlirOperation whole = mlirModuleGetOperation(module);
-  MlirOperation skeleton = n_parts ? skeleton_of(whole) : (MlirOperation){NULL};
+  MlirOperation skeleton = n_parts ? skeleton_of(whole, entry) : (MlirOperation){NULL};
   o2m_status s = O2M_OK;
   for (int u = 0; u < n_units && !s; u++) {
     /* unit 0: the entry and the other external functions; unit 1 + i: part i */

@@ -29,7 +29,7 @@ void o2m_rt_branch_failed(int32_t id) {
   longjmp(g->back, 1);
 }
 
-int o2m_rt_guarded_call(void (*fn)(void **), void **args) {
+RT_CALLS_GENERATED_CODE int o2m_rt_guarded_call(void (*fn)(void **), void **args) {
   guard g;
   g.id = -1;
   g.outer = current;

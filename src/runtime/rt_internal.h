@@ -6,6 +6,16 @@
 
 #include "runtime/runtime.h"
 
+/* On a function that calls generated code through a pointer: clang's
+ * -fsanitize=function (of UBSan) reads a signature word before the
+ * callee, which generated code lacks (and which lies on another page,
+ * maybe unmapped, when the callee starts one). */
+#if defined(__clang__)
+#define RT_CALLS_GENERATED_CODE __attribute__((no_sanitize("function")))
+#else
+#define RT_CALLS_GENERATED_CODE
+#endif
+
 int rt_blas_symbols(o2m_rt_symbol *out);    /* 4 */
 int rt_dnnl_symbols(o2m_rt_symbol *out);    /* 4, none when built without oneDNN's header */
 int rt_kernel_symbols(o2m_rt_symbol *out);  /* 2 */

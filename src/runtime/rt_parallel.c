@@ -82,7 +82,7 @@ typedef struct share_job {
   int64_t lo, hi;
 } share_job;
 
-static void run_share(void *arg) {
+RT_CALLS_GENERATED_CODE static void run_share(void *arg) {
   share_job *job = arg;
   TAKEN_OVER(job);
   int64_t t = p_omp_get_thread_num(), n_threads = p_omp_get_num_threads(), n = job->hi - job->lo;
@@ -91,7 +91,8 @@ static void run_share(void *arg) {
   HANDED_OVER(job);
 }
 
-void o2m_rt_parallel_for(o2m_rt_task task, void *ctx, int64_t lo, int64_t hi, int64_t cost_per_iteration) {
+RT_CALLS_GENERATED_CODE void o2m_rt_parallel_for(o2m_rt_task task, void *ctx, int64_t lo, int64_t hi,
+                                                 int64_t cost_per_iteration) {
   int64_t n = hi - lo;
   if (n <= 0) return;
   int64_t threads = o2m_rt_call_threads();
