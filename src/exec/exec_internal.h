@@ -130,6 +130,9 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
  * at least min_ops ops (exec_outline.c); returns how many were made. */
 int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long min_ops);
 enum { EXEC_MIN_OUTLINED_OPS = 256 };
+/* Replaces v by with in the uses whose owner op `where` accepts; -1 when
+ * out of memory (nothing replaced). */
+int exec_replace_uses_if(MlirValue v, MlirValue with, int (*where)(MlirOperation owner, void *user), void *user);
 
 /* The loops split across a call's threads (exec_parallel.c): on loops,
  * the big outermost scf.parallel ops moved into functions

@@ -132,28 +132,44 @@ static int on_stack(MlirValue v) {
   return 0;
 }
 
-/* Replaces v by with in the uses whose top-level op is (inside) or is not
- * in the part. */
-static int replace_uses(const body *b, const op_set *in, MlirValue v, MlirValue with, int inside) {
+int exec_replace_uses_if(MlirValue v, MlirValue with, int (*where)(MlirOperation owner, void *user), void *user) {
   int n = 0, cap = 0;
   struct use {
     MlirOperation owner;
     unsigned index;
   } *uses = NULL;
   for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u)) {
-    MlirOperation owner = mlirOpOperandGetOwner(u), top = top_level(b, owner);
-    if (mlirOperationIsNull(top) || set_has(in, top) != inside) continue;
+    if (!where(mlirOpOperandGetOwner(u), user)) continue;
     if (n == cap) {
       cap = cap ? 2 * cap : 16;
       struct use *grown = realloc(uses, (size_t)cap * sizeof(*grown));
       if (!grown) return free(uses), -1;
       uses = grown;
     }
-    uses[n++] = (struct use){owner, mlirOpOperandGetOperandNumber(u)};
+    uses[n++] = (struct use){mlirOpOperandGetOwner(u), mlirOpOperandGetOperandNumber(u)};
   }
   for (int i = 0; i < n; i++) mlirOperationSetOperand(uses[i].owner, uses[i].index, with);
   free(uses);
   return 0;
+}
+
+typedef struct part_side {
+  const body *b;
+  const op_set *in;
+  int inside;
+} part_side;
+
+static int on_side(MlirOperation owner, void *user) {
+  const part_side *p = user;
+  MlirOperation top = top_level(p->b, owner);
+  return !mlirOperationIsNull(top) && set_has(p->in, top) == p->inside;
+}
+
+/* Replaces v by with in the uses whose top-level op is (inside) or is not
+ * in the part. */
+static int replace_uses(const body *b, const op_set *in, MlirValue v, MlirValue with, int inside) {
+  part_side side = {b, in, inside};
+  return exec_replace_uses_if(v, with, on_side, &side);
 }
 
 typedef struct part {

@@ -195,26 +195,11 @@ static MlirWalkResult capture_operands(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
+static int in_loop(MlirOperation owner, void *loop) { return inside(*(MlirOperation *)loop, owner); }
+
 /* Replaces v by with where the loop uses it. */
 static int replace_inside(MlirOperation loop, MlirValue v, MlirValue with) {
-  int n = 0, cap = 0;
-  struct use {
-    MlirOperation owner;
-    unsigned index;
-  } *uses = NULL;
-  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u)) {
-    if (!inside(loop, mlirOpOperandGetOwner(u))) continue;
-    if (n == cap) {
-      cap = cap ? 2 * cap : 16;
-      struct use *grown = realloc(uses, (size_t)cap * sizeof(*grown));
-      if (!grown) return free(uses), -1;
-      uses = grown;
-    }
-    uses[n++] = (struct use){mlirOpOperandGetOwner(u), mlirOpOperandGetOperandNumber(u)};
-  }
-  for (int i = 0; i < n; i++) mlirOperationSetOperand(uses[i].owner, uses[i].index, with);
-  free(uses);
-  return 0;
+  return exec_replace_uses_if(v, with, in_loop, &loop);
 }
 
 static int is_constant(MlirValue v) {
