@@ -8,11 +8,45 @@
 
 #include "runtime/rt_internal.h"
 
+/* A copy cut into pieces for the call's threads (rt_parallel.c): runs of
+ * `run_bytes` at the outer indices [lo, hi) over dims [0, inner), or for
+ * one contiguous block (inner 0) its chunks of CHUNK bytes. */
+enum { CHUNK = 64 << 10 };
+
+typedef struct copy_job {
+  const char *from;
+  char *to;
+  const int64_t *sizes, *ss, *ds;
+  int64_t inner, esize, total_bytes;
+  size_t run_bytes;
+} copy_job;
+
+static void copy_runs(void *arg, int64_t lo, int64_t hi) {
+  const copy_job *j = arg;
+  if (j->inner == 0) {
+    int64_t end = hi * CHUNK < j->total_bytes ? hi * CHUNK : j->total_bytes;
+    memcpy(j->to + lo * CHUNK, j->from + lo * CHUNK, (size_t)(end - lo * CHUNK));
+    return;
+  }
+  for (int64_t r = lo; r < hi; r++) {
+    int64_t rest = r, so = 0, dof = 0;
+    for (int64_t k = j->inner - 1; k >= 0; k--) {
+      int64_t i = rest % j->sizes[k];
+      rest /= j->sizes[k];
+      so += i * j->ss[k], dof += i * j->ds[k];
+    }
+    memcpy(j->to + dof * j->esize, j->from + so * j->esize, j->run_bytes);
+  }
+}
+
 /* MLIR lowers a memref.copy between views that are not both contiguous
  * to a call of memrefCopy(element bytes, source, destination), each an
  * unranked descriptor (rank, pointer to the ranked one). MLIR's C runner
  * utilities copy element by element; this one copies the longest run the
- * two views share contiguously (a padded tensor's rows, say) at a time. */
+ * two views share contiguously (a padded tensor's rows, a channels-last
+ * concatenation's pixels) at a time, the runs spread over the call's
+ * threads when there is enough to copy (a float copied counting as one
+ * op of rt_parallel.c's grain). */
 void o2m_rt_memref_copy(int64_t esize, o2m_rt_unranked *src, o2m_rt_unranked *dst) {
   int64_t rank = src->rank, *s = src->desc, *d = dst->desc;
   const int64_t *sizes = s + 3, *ss = s + 3 + rank, *ds = d + 3 + rank;
@@ -25,21 +59,17 @@ void o2m_rt_memref_copy(int64_t esize, o2m_rt_unranked *src, o2m_rt_unranked *ds
   /* the innermost dims both views hold contiguously: one run */
   int64_t inner = rank, run = 1;
   while (inner > 0 && (sizes[inner - 1] == 1 || (ss[inner - 1] == run && ds[inner - 1] == run))) run *= sizes[--inner];
+  int64_t total = count * esize;
+  copy_job job = {from, to, sizes, ss, ds, inner, esize, total, (size_t)(run * esize)};
   if (inner == 0) {
-    memmove(to, from, (size_t)(count * esize));
+    if (from < to + total && to < from + total) { /* overlapping: in order */
+      memmove(to, from, (size_t)total);
+      return;
+    }
+    o2m_rt_parallel_for(copy_runs, &job, 0, (total + CHUNK - 1) / CHUNK, CHUNK / 4);
     return;
   }
-  /* run r starts at the outer index r decomposed over dims [0, inner) */
-  size_t bytes = (size_t)(run * esize);
-  for (int64_t r = 0; r < count / run; r++) {
-    int64_t rest = r, so = 0, dof = 0;
-    for (int64_t k = inner - 1; k >= 0; k--) {
-      int64_t i = rest % sizes[k];
-      rest /= sizes[k];
-      so += i * ss[k], dof += i * ds[k];
-    }
-    memcpy(to + dof * esize, from + so * esize, bytes);
-  }
+  o2m_rt_parallel_for(copy_runs, &job, 0, count / run, (int64_t)job.run_bytes / 4 + 8);
 }
 
 int64_t o2m_rt_count(const o2m_rt_unranked *m) {
