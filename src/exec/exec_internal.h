@@ -39,6 +39,10 @@ static inline int exec_op_named(MlirOperation op, const char *name) {
   return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
 }
 
+/* Whether the function op fn has a body (is not a declaration). */
+static inline int exec_has_body(MlirOperation fn) {
+  return !mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0)));
+}
 
 /* What the entry function takes and returns (exec_signature.c). */
 typedef struct exec_signature {

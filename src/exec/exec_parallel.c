@@ -438,18 +438,16 @@ static MlirWalkResult redirect_call(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
-static int has_body(MlirOperation fn) {
-  return !mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0)));
-}
-
 static MlirStringRef name_of(MlirOperation op) {
   MlirAttribute a = mlirOperationGetAttributeByName(op, str("sym_name"));
   return mlirAttributeIsNull(a) ? str("") : mlirStringAttrGetValue(a);
 }
 
-/* The helpers of every split function, written as one module's text
- * (declarations first); the split functions' calls are redirected
- * meanwhile, so that the helpers' own calls (parsed later) keep theirs. */
+/* The helpers of every split function whose arguments fit the frame,
+ * written as one module's text: per function its declaration, frame
+ * reader and _run, then the runtime's function. Those functions become
+ * internal (their tasks are their only callers afterwards). Returns
+ * whether the module declares the runtime's function already. */
 static int write_all(MlirModule module, text *t, split_fns *s) {
   MlirContext ctx = mlirModuleGetContext(module);
   int declared = 0;
@@ -463,7 +461,7 @@ static int write_all(MlirModule module, text *t, split_fns *s) {
     int64_t work = mlirIntegerAttrGetValueInt(cost);
     mlirOperationRemoveAttributeByName(op, str(PARALLEL_COST_ATTR));
     MlirType fn_type = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(op, str("function_type")));
-    int n = (int)mlirLLVMFunctionTypeGetNumInputs(fn_type), fits = has_body(op) && n >= 2;
+    int n = (int)mlirLLVMFunctionTypeGetNumInputs(fn_type), fits = exec_has_body(op) && n >= 2;
     for (int i = 0; i < n && fits; i++) fits = frame_type(mlirLLVMFunctionTypeGetInput(fn_type, i));
     if (!fits) continue; /* called as it is: the whole range on the calling thread */
     MlirStringRef name = name_of(op);

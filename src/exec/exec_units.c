@@ -40,9 +40,6 @@ int exec_parts_for(int threads) {
 }
 
 
-static int has_body(MlirOperation fn) {
-  return !mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0)));
-}
 
 /* The part number of an llvm.func @<entry>_part<i> or of a function made
  * from its loops, @<entry>_part<i>_..., or -1. */
@@ -75,7 +72,7 @@ int exec_count_parts(MlirModule module, const char *entry) {
   for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(module)); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
     if (exec_op_named(op, "llvm.mlir.global") && external(op)) return 0;
-    int p = exec_op_named(op, "llvm.func") && has_body(op) ? part_of(op, entry) : -1;
+    int p = exec_op_named(op, "llvm.func") && exec_has_body(op) ? part_of(op, entry) : -1;
     if (p >= n) n = p + 1;
   }
   return n;
@@ -94,7 +91,7 @@ static MlirOperation skeleton_of(MlirOperation module, const char *entry) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(skeleton, 0));
   for (MlirOperation op = mlirBlockGetFirstOperation(body), next; !mlirOperationIsNull(op); op = next) {
     next = mlirOperationGetNextInBlock(op);
-    if (!exec_op_named(op, "llvm.func") || !has_body(op)) continue;
+    if (!exec_op_named(op, "llvm.func") || !exec_has_body(op)) continue;
     if (!external(op)) {
       if (part_of(op, entry) >= 0) mlirOperationDestroy(op);
       continue;
@@ -152,7 +149,7 @@ static MlirOperation unit_module(MlirOperation module, MlirOperation skeleton, c
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    if (!exec_op_named(op, "llvm.func") || !has_body(op)) continue;
+    if (!exec_op_named(op, "llvm.func") || !exec_has_body(op)) continue;
     int p = part_of(op, entry);
     if (part >= 0 ? p != part : p >= 0) continue;
     if (!external(op)) { /* one part's internal helper: absent from the skeleton */

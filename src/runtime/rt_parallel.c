@@ -14,7 +14,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "runtime/rt_internal.h"
 
