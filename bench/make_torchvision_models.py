@@ -9,6 +9,9 @@ convolutions, as deployed models have it).
   squeezenet.onnx    torchvision SqueezeNet 1.1, input [1,3,224,224]
   bert_encoder.onnx  a BERT-style encoder (torch.nn.TransformerEncoder, 4 post-LN
                      layers, hidden 384, 6 heads, FFN 1536, GELU), input [1,128,384]
+  encoder_l2.onnx, encoder_l24.onnx   the same encoder at hidden 128, 4 heads,
+                     with 2 and 24 layers, input [1,64,128] (compile_bench.sh: how
+                     compile time grows with repeated layers)
   vit_small.onnx     a small ViT (torchvision's VisionTransformer: 224x224 in
                      16x16 patches, 6 pre-LN layers, hidden 384, 6 heads, MLP 1536,
                      1000 classes), input [1,3,224,224]
@@ -27,11 +30,11 @@ OPSET = 17
 
 
 class Encoder(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, layers=4, hidden=384, heads=6):
         super().__init__()
-        layer = torch.nn.TransformerEncoderLayer(d_model=384, nhead=6, dim_feedforward=1536,
+        layer = torch.nn.TransformerEncoderLayer(d_model=hidden, nhead=heads, dim_feedforward=4 * hidden,
                                                  activation="gelu", batch_first=True)
-        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=4, enable_nested_tensor=False)
+        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
         # the layers are copies of one: weights of their own, so that the
         # exporter does not share them
         with torch.no_grad():
@@ -67,6 +70,9 @@ def main():
     export(torchvision.models.squeezenet1_1(), (1, 3, 224, 224), out, "squeezenet")
     torch.manual_seed(0)
     export(Encoder(), (1, 128, 384), out, "bert_encoder")
+    for layers in (2, 24):
+        torch.manual_seed(0)
+        export(Encoder(layers, 128, 4), (1, 64, 128), out, f"encoder_l{layers}")
     torch.manual_seed(0)
     vit = torchvision.models.VisionTransformer(image_size=224, patch_size=16, num_layers=6, num_heads=6,
                                                hidden_dim=384, mlp_dim=1536)

@@ -252,6 +252,9 @@ static void print_phase_table(const run_args *a, const o2m_run_timings *t) {
       if (d->units_at_level[level]) fprintf(stderr, " %d at O%d", d->units_at_level[level], level);
     fputc('\n', stderr);
   }
+  if (d->part_calls)
+    fprintf(stderr, "    @main's parts: %d calls of %d functions (repeated blocks compiled once)\n", d->part_calls,
+            d->part_functions);
   fprintf(stderr, "  %-34s %10.3f\n", t->runs > 1 ? "call (median)" : "call", t->run_median_ms);
   fprintf(stderr, "  cache: %s\n", cache_states[t->cache >= 0 && t->cache <= 3 ? t->cache : 0]);
 }

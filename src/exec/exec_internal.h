@@ -129,11 +129,37 @@ typedef enum exec_kernels { EXEC_KERNELS_FOUND = 0, EXEC_KERNELS_ALL } exec_kern
 o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, exec_kernels kernels, int *blas_calls,
                               o2m_compile_times *times, o2m_diag *diag);
 
-/* Cuts @entry's body (on buffers) into up to n_parts consecutive parts,
- * each a function @<entry>_part<i> that @entry calls, when the body holds
- * at least min_ops ops (exec_outline.c); returns how many were made. */
-int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long min_ops);
+/* Cuts @entry's body (on buffers) into consecutive parts, each a function
+ * @<entry>_part<i> that @entry calls, when the body holds at least min_ops
+ * ops (exec_outline.c): each copy of a repeated block a part (identical
+ * parts then merged, exec_merge_parts), the rest into about n_parts (none
+ * when n_parts < 2 and nothing repeats). Returns how many functions are
+ * left; *out says more. */
+typedef struct exec_outlined {
+  int calls;     /* parts the entry calls */
+  int functions; /* distinct part functions among them */
+} exec_outlined;
+int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long min_ops, exec_outlined *out);
 enum { EXEC_MIN_OUTLINED_OPS = 256 };
+/* Moves each memref.dealloc of a buffer the entry allocates at its top
+ * level to just after the buffer's last use (exec_free_early.c); returns
+ * how many moved. */
+int exec_free_early(MlirModule module, const char *entry);
+/* Repeated runs of the entry's top-level ops (exec_repeats.c): ops
+ * [first, first + period * copies) are `copies` copies of one block of
+ * `period` ops, as far as a structural hash tells. */
+typedef struct exec_repeat {
+  int first, period, copies;
+} exec_repeat;
+/* Up to max such runs of ops[0..n), disjoint, in order; returns how many
+ * (none with ONNX2MLIR_NO_SHARED_LAYERS=1: exec_shared_layers() is 0). */
+int exec_shared_layers(void);
+int exec_find_repeats(const MlirOperation *ops, int n, exec_repeat *out, int max);
+/* The part functions fns[0..n) (@<entry>_part<i>, called by calls[i])
+ * whose code is the same are made one: the others are destroyed, their
+ * calls call the first, and the rest are renumbered @<entry>_part<j> in
+ * order. Returns how many functions are left. */
+int exec_merge_parts(const char *entry, MlirOperation *fns, MlirOperation *calls, int n);
 /* Replaces v by with in the uses whose owner op `where` accepts; -1 when
  * out of memory (nothing replaced). */
 int exec_replace_uses_if(MlirValue v, MlirValue with, int (*where)(MlirOperation owner, void *user), void *user);

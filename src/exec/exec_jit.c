@@ -159,7 +159,9 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
   const char *dir = options ? options->cache_dir : NULL, *key = options ? options->cache_key : NULL;
   exec_blob objects[EXEC_MAX_UNITS];
   int n_objects = 0;
-  if (!s && cores > 1 && exec_count_parts(module, e->entry) > 1) {
+  /* parts (made for the cores, or for repeated layers): a unit each, each
+   * at its own opt level; else one unit through the ExecutionEngine */
+  if (!s && exec_count_parts(module, e->entry) > 1) {
     s = exec_compile_units(module, e->entry, opt_level, cores, objects, &n_objects, &e->times, diag);
     if (!s) s = load_units(e, objects, n_objects, diag);
   } else if (!s) {

@@ -4,8 +4,11 @@
  * compile on every core (exec_units.c).
  *
  * Works on buffers (after bufferization and the BLAS calls, before the
- * loops): the entry's one block is a sequence of top-level ops. A part is
- * a run of them holding about 1/n of all nested ops; what the run reads
+ * loops): the entry's one block is a sequence of top-level ops. Each copy
+ * of a block that repeats (a model's layers, exec_repeats.c) is a part,
+ * the copies then one function when their code is the same; the other
+ * runs of ops are cut into parts of about 1/n of the nested ops left to
+ * compile. What a part reads
  * from before it becomes the part's arguments (constants are cloned in
  * instead) and what later ops read from it its results. A cut is never
  * made where a stack buffer (memref.alloca) would leave its part.
@@ -199,8 +202,11 @@ static int leaves_stack_buffer(const part *p) {
 }
 
 /* Moves the part into a new function `name` before the entry, called
- * where the part was. */
-static void move_part(const body *b, op_set *in, const part *p, const char *name) {
+ * where the part was; the function and its call. */
+typedef struct moved {
+  MlirOperation fn, call;
+} moved;
+static moved move_part(const body *b, op_set *in, const part *p, const char *name) {
   MlirContext ctx = mlirOperationGetContext(b->func);
   MlirLocation loc = mlirOperationGetLocation(b->ops[p->first]);
   MlirType *in_types = malloc(((size_t)p->ins.n + 1) * sizeof(MlirType));
@@ -263,11 +269,38 @@ static void move_part(const body *b, op_set *in, const part *p, const char *name
   free(out_types);
   free(locs);
   free(args);
+  return (moved){fn, call};
 }
 
-int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long min_ops) {
+/* Where parts end, in order (the last at b->n): each copy of a repeat is a
+ * part of its own, the ops around them are cut about every `share` ops. */
+typedef struct ends {
+  int n;
+  int *at;
+} ends;
+
+static void cut_evenly(const body *b, int lo, int hi, long share, ends *e) {
+  long sum = 0;
+  for (int i = lo; i < hi; i++) {
+    sum += b->weight[i];
+    if (i == hi - 1 || sum >= share) e->at[e->n++] = i + 1, sum = 0;
+  }
+}
+
+static void plan_cuts(const body *b, const exec_repeat *r, int n_repeats, long share, ends *e) {
+  int pos = 0;
+  for (int k = 0; k < n_repeats; k++) {
+    cut_evenly(b, pos, r[k].first, share, e);
+    for (int c = 1; c <= r[k].copies; c++) e->at[e->n++] = r[k].first + c * r[k].period;
+    pos = r[k].first + r[k].copies * r[k].period;
+  }
+  cut_evenly(b, pos, b->n, share, e);
+}
+
+int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long min_ops, exec_outlined *out) {
+  memset(out, 0, sizeof(*out));
   MlirOperation func = exec_find_entry(module, entry);
-  if (mlirOperationIsNull(func) || n_parts < 2) return 0;
+  if (mlirOperationIsNull(func)) return 0;
   MlirRegion region = mlirOperationGetRegion(func, 0);
   MlirBlock block = mlirRegionGetFirstBlock(region);
   if (mlirBlockIsNull(block) || !mlirBlockIsNull(mlirBlockGetNextInRegion(block))) return 0;
@@ -276,16 +309,20 @@ int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long m
        op = mlirOperationGetNextInBlock(op))
     b.n++;
   b.n--; /* the terminator stays */
-  if (b.n < 2 * n_parts) return 0;
+  if (b.n < 2) return 0;
+  enum { MAX_REPEATS = 32 };
+  exec_repeat repeats[MAX_REPEATS];
   b.ops = malloc((size_t)b.n * sizeof(*b.ops));
   b.weight = malloc((size_t)b.n * sizeof(*b.weight));
+  ends e = {0, malloc(((size_t)b.n + 1) * sizeof(int))};
+  moved *made = malloc(((size_t)b.n + 1) * sizeof(*made));
   op_set in = {NULL, 1};
   while (in.cap < 4 * (size_t)b.n) in.cap *= 2;
   in.slots = calloc(in.cap, sizeof(void *));
   part p = {0};
-  int made = 0;
+  int n_made = 0;
   long total = 0;
-  if (!b.ops || !b.weight || !in.slots) goto done;
+  if (!b.ops || !b.weight || !e.at || !made || !in.slots) goto done;
   MlirOperation op = mlirBlockGetFirstOperation(block);
   for (int i = 0; i < b.n; i++, op = mlirOperationGetNextInBlock(op)) {
     b.ops[i] = op;
@@ -294,21 +331,34 @@ int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long m
     total += b.weight[i];
   }
   if (total < min_ops) goto done;
-  long share = total / n_parts + 1, sum = 0;
-  /* cuts at about share, 2 share, ...: each part then moves out */
+  int n_repeats = exec_find_repeats(b.ops, b.n, repeats, MAX_REPEATS);
+  if (!n_repeats && (n_parts < 2 || b.n < 2 * n_parts)) goto done;
+  long unique = total; /* what is left to compile once the copies are one */
+  for (int k = 0; k < n_repeats; k++)
+    for (int i = repeats[k].first + repeats[k].period; i < repeats[k].first + repeats[k].copies * repeats[k].period; i++)
+      unique -= b.weight[i];
+  plan_cuts(&b, repeats, n_repeats, unique / (n_parts > 1 ? n_parts : 1) + 1, &e);
   int first = 0;
-  for (int i = 0; i < b.n && made < n_parts; i++) {
-    sum += b.weight[i];
-    int last_part = made == n_parts - 1;
-    if (!(i == b.n - 1 || (!last_part && sum >= share * (made + 1)))) continue;
-    p.first = first, p.end = i + 1;
+  for (int k = 0; k < e.n; k++) {
+    p.first = first, p.end = e.at[k];
+    if (p.end <= p.first) continue;
     if (scan_part(&b, &in, &p) != 0) break;
-    if (i != b.n - 1 && leaves_stack_buffer(&p)) continue; /* cut later */
+    if (p.end != b.n && leaves_stack_buffer(&p)) continue; /* cut later */
     char name[300];
-    snprintf(name, sizeof(name), "%s_part%d", entry, made);
-    move_part(&b, &in, &p, name);
-    made++;
-    first = i + 1;
+    snprintf(name, sizeof(name), "%s_part%d", entry, n_made);
+    made[n_made++] = move_part(&b, &in, &p, name);
+    first = p.end;
+  }
+  out->calls = n_made;
+  out->functions = n_made;
+  if (n_repeats) {
+    MlirOperation *fns = malloc(((size_t)n_made + 1) * sizeof(*fns)), *calls = malloc(((size_t)n_made + 1) * sizeof(*calls));
+    if (fns && calls) {
+      for (int i = 0; i < n_made; i++) fns[i] = made[i].fn, calls[i] = made[i].call;
+      out->functions = exec_merge_parts(entry, fns, calls, n_made);
+    }
+    free(fns);
+    free(calls);
   }
 done:
   free(p.ins.v);
@@ -316,5 +366,7 @@ done:
   free(in.slots);
   free(b.ops);
   free(b.weight);
-  return made;
+  free(e.at);
+  free(made);
+  return out->functions;
 }

@@ -178,18 +178,24 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
     double t0 = exec_now_ms();
     o2m_status s = run_pass(module, lowering[i].pipeline, diag);
     record(times, lowering[i].name, exec_now_ms() - t0);
-    /* on buffers, before the loops: the products tagged for BLAS, then
-     * the entry cut into parts */
+    /* on buffers, before the loops: the products tagged for BLAS, the
+     * entry's buffers freed after their last use, then the entry cut into
+     * parts */
     if (!s && strcmp(lowering[i].name, "convert-bufferization-to-memref") == 0) {
       if (blas_calls) {
         t0 = exec_now_ms();
         s = exec_lower_blas_calls(module, kernels, blas_calls, diag);
         record(times, "BLAS calls", exec_now_ms() - t0);
       }
-      if (!s && parts > 1) {
+      if (!s) {
         t0 = exec_now_ms();
-        exec_outline_entry(module, entry, parts, EXEC_MIN_OUTLINED_OPS);
+        exec_free_early(module, entry);
+        record(times, "free after last use", exec_now_ms() - t0);
+        t0 = exec_now_ms();
+        exec_outlined outlined;
+        exec_outline_entry(module, entry, parts, EXEC_MIN_OUTLINED_OPS, &outlined);
         record(times, "outlining", exec_now_ms() - t0);
+        if (times) times->part_calls = outlined.calls, times->part_functions = outlined.functions;
       }
     }
     if (!s && strcmp(lowering[i].name, "convert-linalg-to-loops") == 0 && exec_parallel_loops()) {

@@ -2,7 +2,7 @@
  * whose entry was cut into parts (exec_outline.c) compiled as several
  * units at once, one thread each, into objects for the JIT (exec_jit.c).
  *
- * Owns: which unit holds which function (the parts spread evenly; the
+ * Owns: which unit holds which function (the parts dealt round the units; the
  * entry, its C wrapper and the other external functions in unit 0;
  * internal helpers in every unit that calls them), one clone of the
  * module per unit with the other units' functions left as declarations,
@@ -141,9 +141,11 @@ static void drop_unread_globals(MlirOperation unit) {
   free(r.names);
 }
 
-/* Unit `part` (-1: the one with every external function but the parts): a
- * clone of the skeleton with the bodies of its functions put back. */
-static MlirOperation unit_module(MlirOperation module, MlirOperation skeleton, const char *entry, int part) {
+/* Unit `part` (-1: the one with every external function but the parts;
+ * else the parts p with p % n_part_units == part): a clone of the
+ * skeleton with the bodies of its functions put back. */
+static MlirOperation unit_module(MlirOperation module, MlirOperation skeleton, const char *entry, int part,
+                                 int n_part_units) {
   MlirOperation unit = mlirOperationClone(skeleton);
   MlirBlock unit_body = mlirRegionGetFirstBlock(mlirOperationGetRegion(unit, 0));
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
@@ -151,7 +153,7 @@ static MlirOperation unit_module(MlirOperation module, MlirOperation skeleton, c
        op = mlirOperationGetNextInBlock(op)) {
     if (!exec_op_named(op, "llvm.func") || !exec_has_body(op)) continue;
     int p = part_of(op, entry);
-    if (part >= 0 ? p != part : p >= 0) continue;
+    if (part >= 0 ? p < 0 || p % n_part_units != part : p >= 0) continue;
     if (!external(op)) { /* one part's internal helper: absent from the skeleton */
       if (p >= 0) mlirBlockAppendOwnedOperation(unit_body, mlirOperationClone(op));
       continue;
@@ -273,8 +275,9 @@ o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_leve
                               int *n_objects, o2m_compile_times *times, o2m_diag *diag) {
   *n_objects = 0;
   int n_parts = exec_count_parts(module, entry);
-  if (n_parts < 2 || n_parts >= EXEC_MAX_UNITS) n_parts = 0; /* one unit: the whole module */
-  int n_units = n_parts + 1;
+  if (n_parts < 2) n_parts = 0;                           /* one unit: the whole module */
+  int n_part_units = n_parts < EXEC_MAX_UNITS ? n_parts : EXEC_MAX_UNITS - 1; /* parts dealt round */
+  int n_units = n_part_units + 1;
   if (n_threads > n_units) n_threads = n_units;
   unit units[EXEC_MAX_UNITS];
   memset(units, 0, sizeof(units));
@@ -287,8 +290,8 @@ o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_leve
   MlirOperation skeleton = n_parts ? skeleton_of(whole, entry) : (MlirOperation){NULL};
   o2m_status s = O2M_OK;
   for (int u = 0; u < n_units && !s; u++) {
-    /* unit 0: the entry and the other external functions; unit 1 + i: part i */
-    MlirOperation m = n_parts ? unit_module(whole, skeleton, entry, u - 1) : whole;
+    /* unit 0: the entry and the other external functions; unit 1 + i: parts i, i + n_part_units, ... */
+    MlirOperation m = n_parts ? unit_module(whole, skeleton, entry, u - 1, n_part_units) : whole;
     units[u].ctx = LLVMContextCreate();
     units[u].mod = mlirTranslateModuleToLLVMIR(m, units[u].ctx);
     if (!mlirOperationEqual(m, whole)) mlirOperationDestroy(m);

@@ -35,6 +35,8 @@ typedef struct o2m_compile_times {
   double llvm_ir_ms;      /* translating to LLVM IR and LLVM's optimisation */
   double llvm_codegen_ms; /* LLVM's code generation and the JIT's linking */
   int units_at_level[4];  /* how many LLVM units were optimised at O0..O3 */
+  int part_calls;         /* parts of @main (its code cut into functions it calls) */
+  int part_functions;     /* and the distinct functions among them (repeated layers: one) */
 } o2m_compile_times;
 
 /* What the compiled-code cache did in a run. */

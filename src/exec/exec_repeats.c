@@ -1,0 +1,307 @@
+/* exec_repeats.c - repeated structure in the entry (a model's identical
+ * layers), compiled once.
+ *
+ * exec_find_repeats looks at the entry's top-level ops on buffers (after
+ * bufferization, the BLAS calls and the fusion: what will be compiled)
+ * and finds runs of them that repeat: a block of p ops followed by k-1
+ * copies of itself. Each op gets a structural hash: its kind, attributes
+ * and types, nested ops and their operands, where a constant counts by
+ * its value and any other value from outside the op (a weight, the
+ * model's input, another op's buffer) by its type only: it becomes an
+ * argument of the part, and the first layer reads the model's input where
+ * the others read the layer before.
+ * The outliner (exec_outline.c) then cuts its parts at the copies'
+ * boundaries.
+ *
+ * The hash only proposes. exec_merge_parts decides: part functions whose
+ * printed code is the same, byte for byte, are one function; calls of
+ * the others are redirected to it, so a 24-layer encoder compiles one
+ * layer, not 24. Parts that differ in anything (a shape, an attribute, a
+ * constant) are never merged. ONNX2MLIR_NO_SHARED_LAYERS=1 turns the
+ * search off (each part its own function, as before).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+
+#include "exec/exec_internal.h"
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+/* ---- op -> (top-level op, index in its walk) ------------------------------- */
+
+typedef struct op_place {
+  const void *op;
+  int top, local;
+} op_place;
+
+typedef struct places {
+  op_place *slots;
+  size_t cap;
+  int top, next_local; /* while indexing */
+} places;
+
+static size_t slot_for(const places *m, const void *op) {
+  size_t i = ((uintptr_t)op >> 4) * 0x9E3779B97F4A7C15ull & (m->cap - 1);
+  while (m->slots[i].op && m->slots[i].op != op) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+static const op_place *place_of(const places *m, MlirOperation op) {
+  const op_place *p = &m->slots[slot_for(m, op.ptr)];
+  return p->op ? p : NULL;
+}
+
+static MlirWalkResult index_op(MlirOperation op, void *user) {
+  places *m = user;
+  op_place *p = &m->slots[slot_for(m, op.ptr)];
+  *p = (op_place){op.ptr, m->top, m->next_local++};
+  return MlirWalkResultAdvance;
+}
+
+static MlirWalkResult count_nested(MlirOperation op, void *user) {
+  (void)op;
+  ++*(size_t *)user;
+  return MlirWalkResultAdvance;
+}
+
+/* ---- the structural hash of a top-level op --------------------------------- */
+
+static uint64_t mix(uint64_t h, uint64_t x) {
+  h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xBF58476D1CE4E5B9ull;
+}
+
+typedef struct hashing {
+  const places *m;
+  const uint64_t *done; /* the hashes of earlier top-level ops */
+  int top;
+  uint64_t h;
+} hashing;
+
+/* What an operand contributes: see the file's comment. */
+static uint64_t operand_code(const hashing *hs, MlirValue v) {
+  uint64_t type = (uintptr_t)mlirValueGetType(v).ptr;
+  if (mlirValueIsABlockArgument(v)) {
+    MlirOperation owner = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+    const op_place *p = place_of(hs->m, owner);
+    if (!p || p->top != hs->top) return mix(1, type); /* the entry's argument */
+    return mix(mix(mix(2, (uint64_t)p->local), (uint64_t)mlirBlockArgumentGetArgNumber(v)), type);
+  }
+  MlirOperation def = mlirOpResultGetOwner(v);
+  const op_place *p = place_of(hs->m, def);
+  if (p && p->top == hs->top)
+    return mix(mix(mix(4, (uint64_t)p->local), (uint64_t)mlirOpResultGetResultNumber(v)), type);
+  if (p && exec_op_named(def, "arith.constant")) return mix(5, hs->done[p->top]); /* by value */
+  return mix(1, type); /* another op's buffer: an argument of the part */
+}
+
+static MlirWalkResult hash_op(MlirOperation op, void *user) {
+  hashing *hs = user;
+  uint64_t h = mix(hs->h, (uintptr_t)mlirOperationGetName(op).ptr);
+  for (intptr_t i = 0, n = mlirOperationGetNumAttributes(op); i < n; i++) {
+    MlirNamedAttribute a = mlirOperationGetAttribute(op, i);
+    if (exec_op_named(op, "memref.get_global")) break; /* which global: a weight's name */
+    h = mix(mix(h, (uintptr_t)a.name.ptr), (uintptr_t)a.attribute.ptr);
+  }
+  for (intptr_t i = 0, n = mlirOperationGetNumResults(op); i < n; i++)
+    h = mix(h, (uintptr_t)mlirValueGetType(mlirOperationGetResult(op, i)).ptr);
+  for (intptr_t i = 0, n = mlirOperationGetNumOperands(op); i < n; i++)
+    h = mix(h, operand_code(hs, mlirOperationGetOperand(op, i)));
+  h = mix(h, (uint64_t)mlirOperationGetNumRegions(op));
+  hs->h = h;
+  return MlirWalkResultAdvance;
+}
+
+/* What a top-level op weighs in choosing a repeat: its nested ops when
+ * it has a body (a loop nest), a few for a call (a kernel); buffers,
+ * views, weights and deallocations nothing, so that a run of them is no
+ * layer. */
+static long work_of(MlirOperation op, int nested) {
+  if (mlirOperationGetNumRegions(op) > 0) return nested;
+  return exec_op_named(op, "func.call") ? 8 : 0;
+}
+
+/* ---- the best repeat in a range --------------------------------------------- */
+
+enum {
+  MAX_PERIOD = 4096,       /* top-level ops of one copy, at most */
+  MIN_COPY_WEIGHT = 64,    /* nested ops of one copy, at least */
+  MAX_SEARCHED_OPS = 60000 /* bigger bodies are not searched */
+};
+
+/* The run in [lo, hi) that saves the most work: that of one copy (prefix
+ * sums of work_of in `sum`) times the copies beyond the first. */
+static exec_repeat best_in(const uint64_t *h, const long *sum, int lo, int hi) {
+  exec_repeat best = {0, 0, 0};
+  long best_saved = 0;
+  int max_p = (hi - lo) / 2 < MAX_PERIOD ? (hi - lo) / 2 : MAX_PERIOD;
+  for (int p = 1; p <= max_p; p++) {
+    for (int i = lo; i + p < hi;) {
+      if (h[i] != h[i + p]) {
+        i++;
+        continue;
+      }
+      int a = i;
+      while (i + p < hi && h[i] == h[i + p]) i++;
+      int copies = (i - a + p) / p;
+      long weight = sum[a + p] - sum[a];
+      if (copies < 2 || weight < MIN_COPY_WEIGHT) continue;
+      long saved = weight * (copies - 1);
+      if (saved > best_saved) best_saved = saved, best = (exec_repeat){a, p, copies};
+    }
+  }
+  return best;
+}
+
+/* The best repeat of [lo, hi), then those of what lies before and after
+ * it, in order of position; returns the new count. */
+static int find_in(const uint64_t *h, const long *sum, int lo, int hi, exec_repeat *out, int n, int max) {
+  if (n >= max || hi - lo < 2) return n;
+  exec_repeat r = best_in(h, sum, lo, hi);
+  if (r.copies < 2) return n;
+  n = find_in(h, sum, lo, r.first, out, n, max);
+  if (n < max) out[n++] = r;
+  return find_in(h, sum, r.first + r.period * r.copies, hi, out, n, max);
+}
+
+int exec_shared_layers(void) {
+  const char *off = getenv("ONNX2MLIR_NO_SHARED_LAYERS");
+  return !(off && *off && strcmp(off, "0") != 0);
+}
+
+int exec_find_repeats(const MlirOperation *ops, int n, exec_repeat *out, int max) {
+  if (n < 2 || n > MAX_SEARCHED_OPS || !exec_shared_layers()) return 0;
+  size_t total = 0;
+  for (int i = 0; i < n; i++) mlirOperationWalk(ops[i], count_nested, &total, MlirWalkPreOrder);
+  places m = {NULL, 1, 0, 0};
+  while (m.cap < 2 * total + 2) m.cap *= 2;
+  m.slots = calloc(m.cap, sizeof(*m.slots));
+  uint64_t *h = malloc((size_t)n * sizeof(*h));
+  long *sum = malloc(((size_t)n + 1) * sizeof(*sum));
+  int found = 0;
+  if (!m.slots || !h || !sum) goto done;
+  sum[0] = 0;
+  for (int i = 0; i < n; i++) {
+    m.top = i, m.next_local = 0;
+    mlirOperationWalk(ops[i], index_op, &m, MlirWalkPreOrder);
+    sum[i + 1] = sum[i] + work_of(ops[i], m.next_local);
+  }
+  for (int i = 0; i < n; i++) {
+    hashing hs = {&m, h, i, 0x243F6A8885A308D3ull};
+    mlirOperationWalk(ops[i], hash_op, &hs, MlirWalkPreOrder);
+    h[i] = hs.h;
+  }
+  found = find_in(h, sum, 0, n, out, 0, max);
+done:
+  free(m.slots);
+  free(h);
+  free(sum);
+  return found;
+}
+
+/* ---- merging identical parts ------------------------------------------------ */
+
+typedef struct text {
+  char *data;
+  size_t len, cap;
+  int failed;
+} text;
+
+static void append_text(MlirStringRef s, void *user) {
+  text *t = user;
+  if (t->failed) return;
+  if (t->len + s.length > t->cap) {
+    size_t cap = t->cap ? t->cap : 4096;
+    while (cap < t->len + s.length) cap *= 2;
+    char *grown = realloc(t->data, cap);
+    if (!grown) {
+      t->failed = 1;
+      return;
+    }
+    t->data = grown, t->cap = cap;
+  }
+  memcpy(t->data + t->len, s.data, s.length);
+  t->len += s.length;
+}
+
+/* The function's code without its name: everything from its arguments on
+ * (the custom form: `func.func @name(%arg0: ...`). */
+static int code_of(MlirOperation fn, MlirOpPrintingFlags flags, text *t) {
+  mlirOperationPrintWithFlags(fn, flags, append_text, t);
+  if (t->failed) return -1;
+  char *open = memchr(t->data, '(', t->len);
+  if (!open) return -1;
+  size_t skip = (size_t)(open - t->data);
+  memmove(t->data, open, t->len - skip);
+  t->len -= skip;
+  return 0;
+}
+
+static uint64_t hash_bytes(const char *p, size_t n) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001B3ull;
+  return h;
+}
+
+static void set_callee(MlirOperation call, const char *name) {
+  MlirContext ctx = mlirOperationGetContext(call);
+  mlirOperationSetAttributeByName(call, str("callee"), mlirFlatSymbolRefAttrGet(ctx, str(name)));
+}
+
+static void set_noinline(MlirOperation fn) {
+  MlirContext ctx = mlirOperationGetContext(fn);
+  mlirOperationSetAttributeByName(fn, str("passthrough"), mlirAttributeParseGet(ctx, str("[\"noinline\"]")));
+}
+
+int exec_merge_parts(const char *entry, MlirOperation *fns, MlirOperation *calls, int n) {
+  text *codes = calloc((size_t)n + 1, sizeof(*codes));
+  uint64_t *hashes = calloc((size_t)n + 1, sizeof(*hashes));
+  int *same_as = malloc(((size_t)n + 1) * sizeof(*same_as));
+  int *number = malloc(((size_t)n + 1) * sizeof(*number));
+  int kept = n;
+  if (!codes || !hashes || !same_as || !number) goto done;
+  MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+  mlirOpPrintingFlagsUseLocalScope(flags);
+  for (int i = 0; i < n; i++) {
+    same_as[i] = i;
+    if (code_of(fns[i], flags, &codes[i]) != 0) continue;
+    hashes[i] = hash_bytes(codes[i].data, codes[i].len);
+    for (int j = 0; j < i; j++)
+      if (same_as[j] == j && !codes[j].failed && hashes[j] == hashes[i] && codes[j].len == codes[i].len &&
+          memcmp(codes[j].data, codes[i].data, codes[i].len) == 0) {
+        same_as[i] = j;
+        break;
+      }
+  }
+  mlirOpPrintingFlagsDestroy(flags);
+  kept = 0;
+  for (int i = 0; i < n; i++) {
+    if (same_as[i] != i) {
+      mlirOperationDestroy(fns[i]);
+      continue;
+    }
+    number[i] = kept++;
+    char name[300];
+    snprintf(name, sizeof(name), "%s_part%d", entry, number[i]);
+    mlirOperationSetAttributeByName(fns[i], str("sym_name"), mlirStringAttrGet(mlirOperationGetContext(fns[i]), str(name)));
+  }
+  for (int i = 0; i < n; i++) {
+    char name[300];
+    snprintf(name, sizeof(name), "%s_part%d", entry, number[same_as[i]]);
+    set_callee(calls[i], name);
+    /* compiled once, called per copy: LLVM must not inline the copies back
+     * where the module is one unit */
+    if (same_as[i] != i) set_noinline(fns[same_as[i]]);
+  }
+done:
+  for (int i = 0; codes && i < n; i++) free(codes[i].data);
+  free(codes);
+  free(hashes);
+  free(same_as);
+  free(number);
+  return kept;
+}
