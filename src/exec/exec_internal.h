@@ -145,16 +145,15 @@ enum { EXEC_MIN_OUTLINED_OPS = 256 };
  * level to just after the buffer's last use (exec_free_early.c); returns
  * how many moved. */
 int exec_free_early(MlirModule module, const char *entry);
-/* Repeated runs of the entry's top-level ops (exec_repeats.c): ops
- * [first, first + period * copies) are `copies` copies of one block of
- * `period` ops, as far as a structural hash tells. */
-typedef struct exec_repeat {
-  int first, period, copies;
-} exec_repeat;
-/* Up to max such runs of ops[0..n), disjoint, in order; returns how many
- * (none with ONNX2MLIR_NO_SHARED_LAYERS=1: exec_shared_layers() is 0). */
+/* Copies of blocks of the entry's top-level ops that repeat (a model's
+ * layers; exec_repeats.c): ops [first, end) of each, in order; `again` is
+ * 0 for the first copy of a run, 1 for the others. Up to max; returns how
+ * many (none with ONNX2MLIR_NO_SHARED_LAYERS=1: exec_shared_layers() is 0). */
+typedef struct exec_copy {
+  int first, end, again;
+} exec_copy;
 int exec_shared_layers(void);
-int exec_find_repeats(const MlirOperation *ops, int n, exec_repeat *out, int max);
+int exec_find_copies(const MlirOperation *ops, int n, exec_copy *out, int max);
 /* The part functions fns[0..n) (@<entry>_part<i>, called by calls[i])
  * whose code is the same are made one: the others are destroyed, their
  * calls call the first, and the rest are renumbered @<entry>_part<j> in

@@ -180,13 +180,27 @@ typedef struct part {
   values ins, outs;
 } part;
 
-/* The part's arguments and results; -1 when out of memory. */
+/* Whether top-level op i frees a buffer from before the part: it stays in
+ * the entry, after the part's call (so the first layer, which reads the
+ * model's input, has the code of the others, which free the layer before's
+ * output). */
+static int frees_from_before(const body *b, const op_set *in, int i) {
+  if (!exec_op_named(b->ops[i], "memref.dealloc") || mlirOperationGetNumOperands(b->ops[i]) != 1) return 0;
+  MlirOperation def = defining_top(b, mlirOperationGetOperand(b->ops[i], 0));
+  return mlirOperationIsNull(def) || !set_has(in, def);
+}
+
+/* The part's ops (in `in`), arguments and results; -1 when out of memory. */
 static int scan_part(const body *b, op_set *in, part *p) {
   memset(in->slots, 0, in->cap * sizeof(void *));
-  for (int i = p->first; i < p->end; i++) set_add(in, b->ops[i]);
+  for (int i = p->first; i < p->end; i++)
+    if (!exec_op_named(b->ops[i], "memref.dealloc")) set_add(in, b->ops[i]);
+  for (int i = p->first; i < p->end; i++)
+    if (exec_op_named(b->ops[i], "memref.dealloc") && !frees_from_before(b, in, i)) set_add(in, b->ops[i]);
   p->ins.n = p->outs.n = 0;
   part_scan scan = {b, in, &p->ins, 0};
-  for (int i = p->first; i < p->end; i++) mlirOperationWalk(b->ops[i], scan_operands, &scan, MlirWalkPreOrder);
+  for (int i = p->first; i < p->end; i++)
+    if (set_has(in, b->ops[i])) mlirOperationWalk(b->ops[i], scan_operands, &scan, MlirWalkPreOrder);
   for (int i = p->first; i < p->end && !scan.failed; i++)
     for (intptr_t r = 0, nr = mlirOperationGetNumResults(b->ops[i]); r < nr; r++) {
       MlirValue v = mlirOperationGetResult(b->ops[i], r);
@@ -259,6 +273,7 @@ static moved move_part(const body *b, op_set *in, const part *p, const char *nam
     replace_uses(b, in, v, with, 1);
   }
   for (int i = p->first; i < p->end; i++) {
+    if (!set_has(in, b->ops[i])) continue; /* a free of a buffer from before: after the call */
     mlirOperationRemoveFromParent(b->ops[i]);
     mlirBlockAppendOwnedOperation(block, b->ops[i]);
   }
@@ -287,12 +302,12 @@ static void cut_evenly(const body *b, int lo, int hi, long share, ends *e) {
   }
 }
 
-static void plan_cuts(const body *b, const exec_repeat *r, int n_repeats, long share, ends *e) {
+static void plan_cuts(const body *b, const exec_copy *copies, int n_copies, long share, ends *e) {
   int pos = 0;
-  for (int k = 0; k < n_repeats; k++) {
-    cut_evenly(b, pos, r[k].first, share, e);
-    for (int c = 1; c <= r[k].copies; c++) e->at[e->n++] = r[k].first + c * r[k].period;
-    pos = r[k].first + r[k].copies * r[k].period;
+  for (int k = 0; k < n_copies; k++) {
+    cut_evenly(b, pos, copies[k].first, share, e);
+    e->at[e->n++] = copies[k].end;
+    pos = copies[k].end;
   }
   cut_evenly(b, pos, b->n, share, e);
 }
@@ -310,19 +325,18 @@ int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long m
     b.n++;
   b.n--; /* the terminator stays */
   if (b.n < 2) return 0;
-  enum { MAX_REPEATS = 32 };
-  exec_repeat repeats[MAX_REPEATS];
   b.ops = malloc((size_t)b.n * sizeof(*b.ops));
   b.weight = malloc((size_t)b.n * sizeof(*b.weight));
   ends e = {0, malloc(((size_t)b.n + 1) * sizeof(int))};
   moved *made = malloc(((size_t)b.n + 1) * sizeof(*made));
+  exec_copy *copies = malloc(((size_t)b.n + 1) * sizeof(*copies));
   op_set in = {NULL, 1};
   while (in.cap < 4 * (size_t)b.n) in.cap *= 2;
   in.slots = calloc(in.cap, sizeof(void *));
   part p = {0};
   int n_made = 0;
   long total = 0;
-  if (!b.ops || !b.weight || !e.at || !made || !in.slots) goto done;
+  if (!b.ops || !b.weight || !e.at || !made || !copies || !in.slots) goto done;
   MlirOperation op = mlirBlockGetFirstOperation(block);
   for (int i = 0; i < b.n; i++, op = mlirOperationGetNextInBlock(op)) {
     b.ops[i] = op;
@@ -331,13 +345,12 @@ int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long m
     total += b.weight[i];
   }
   if (total < min_ops) goto done;
-  int n_repeats = exec_find_repeats(b.ops, b.n, repeats, MAX_REPEATS);
-  if (!n_repeats && (n_parts < 2 || b.n < 2 * n_parts)) goto done;
+  int n_copies = exec_find_copies(b.ops, b.n, copies, b.n);
+  if (!n_copies && (n_parts < 2 || b.n < 2 * n_parts)) goto done;
   long unique = total; /* what is left to compile once the copies are one */
-  for (int k = 0; k < n_repeats; k++)
-    for (int i = repeats[k].first + repeats[k].period; i < repeats[k].first + repeats[k].copies * repeats[k].period; i++)
-      unique -= b.weight[i];
-  plan_cuts(&b, repeats, n_repeats, unique / (n_parts > 1 ? n_parts : 1) + 1, &e);
+  for (int k = 0; k < n_copies; k++)
+    for (int i = copies[k].first; copies[k].again && i < copies[k].end; i++) unique -= b.weight[i];
+  plan_cuts(&b, copies, n_copies, unique / (n_parts > 1 ? n_parts : 1) + 1, &e);
   int first = 0;
   for (int k = 0; k < e.n; k++) {
     p.first = first, p.end = e.at[k];
@@ -351,7 +364,7 @@ int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long m
   }
   out->calls = n_made;
   out->functions = n_made;
-  if (n_repeats) {
+  if (n_copies) {
     MlirOperation *fns = malloc(((size_t)n_made + 1) * sizeof(*fns)), *calls = malloc(((size_t)n_made + 1) * sizeof(*calls));
     if (fns && calls) {
       for (int i = 0; i < n_made; i++) fns[i] = made[i].fn, calls[i] = made[i].call;
@@ -368,5 +381,6 @@ done:
   free(b.weight);
   free(e.at);
   free(made);
+  free(copies);
   return out->functions;
 }

@@ -1,11 +1,13 @@
 /* exec_repeats.c - repeated structure in the entry (a model's identical
  * layers), compiled once.
  *
- * exec_find_repeats looks at the entry's top-level ops on buffers (after
+ * exec_find_copies looks at the entry's top-level ops on buffers (after
  * bufferization, the BLAS calls and the fusion: what will be compiled)
  * and finds runs of them that repeat: a block of p ops followed by k-1
  * copies of itself. Each op gets a structural hash: its kind, attributes
- * and types, nested ops and their operands, where a constant counts by
+ * and types, nested ops and their operands (deallocations left out: the
+ * first layer does not free the model's input, the others free the layer
+ * before's output), where a constant counts by
  * its value and any other value from outside the op (a weight, the
  * model's input, another op's buffer) by its type only: it becomes an
  * argument of the part, and the first layer reads the model's input where
@@ -127,7 +129,12 @@ static long work_of(MlirOperation op, int nested) {
 
 /* ---- the best repeat in a range --------------------------------------------- */
 
+typedef struct exec_repeat {
+  int first, period, copies; /* ops [first, first + period * copies): copies of one block */
+} exec_repeat;
+
 enum {
+  MAX_RUNS = 32,           /* repeated runs looked for */
   MAX_PERIOD = 4096,       /* top-level ops of one copy, at most */
   MIN_COPY_WEIGHT = 64,    /* nested ops of one copy, at least */
   MAX_SEARCHED_OPS = 60000 /* bigger bodies are not searched */
@@ -173,31 +180,43 @@ int exec_shared_layers(void) {
   return !(off && *off && strcmp(off, "0") != 0);
 }
 
-int exec_find_repeats(const MlirOperation *ops, int n, exec_repeat *out, int max) {
+int exec_find_copies(const MlirOperation *ops, int n, exec_copy *out, int max) {
   if (n < 2 || n > MAX_SEARCHED_OPS || !exec_shared_layers()) return 0;
   size_t total = 0;
   for (int i = 0; i < n; i++) mlirOperationWalk(ops[i], count_nested, &total, MlirWalkPreOrder);
   places m = {NULL, 1, 0, 0};
   while (m.cap < 2 * total + 2) m.cap *= 2;
   m.slots = calloc(m.cap, sizeof(*m.slots));
+  int *kept = malloc(((size_t)n + 1) * sizeof(*kept)); /* the ops but the deallocations */
   uint64_t *h = malloc((size_t)n * sizeof(*h));
   long *sum = malloc(((size_t)n + 1) * sizeof(*sum));
-  int found = 0;
-  if (!m.slots || !h || !sum) goto done;
+  exec_repeat runs[MAX_RUNS];
+  int found = 0, nk = 0;
+  if (!m.slots || !kept || !h || !sum) goto done;
   sum[0] = 0;
   for (int i = 0; i < n; i++) {
-    m.top = i, m.next_local = 0;
+    if (exec_op_named(ops[i], "memref.dealloc")) continue;
+    m.top = nk, m.next_local = 0;
     mlirOperationWalk(ops[i], index_op, &m, MlirWalkPreOrder);
-    sum[i + 1] = sum[i] + work_of(ops[i], m.next_local);
+    sum[nk + 1] = sum[nk] + work_of(ops[i], m.next_local);
+    kept[nk++] = i;
   }
-  for (int i = 0; i < n; i++) {
-    hashing hs = {&m, h, i, 0x243F6A8885A308D3ull};
-    mlirOperationWalk(ops[i], hash_op, &hs, MlirWalkPreOrder);
-    h[i] = hs.h;
+  kept[nk] = n;
+  for (int k = 0; k < nk; k++) {
+    hashing hs = {&m, h, k, 0x243F6A8885A308D3ull};
+    mlirOperationWalk(ops[kept[k]], hash_op, &hs, MlirWalkPreOrder);
+    h[k] = hs.h;
   }
-  found = find_in(h, sum, 0, n, out, 0, max);
+  int n_runs = find_in(h, sum, 0, nk, runs, 0, MAX_RUNS);
+  /* back to positions among all ops: a copy runs to the next one, the
+   * deallocations between them included */
+  for (int r = 0; r < n_runs; r++)
+    for (int c = 0; c < runs[r].copies && found < max; c++)
+      out[found++] = (exec_copy){kept[runs[r].first + c * runs[r].period],
+                                 kept[runs[r].first + (c + 1) * runs[r].period], c > 0};
 done:
   free(m.slots);
+  free(kept);
   free(h);
   free(sum);
   return found;
