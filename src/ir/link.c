@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/arity.h"
 #include "ir/optable.h"
 #include "util/diag.h"
 
@@ -190,6 +191,11 @@ static o2m_status resolve_node(linker *l, o2m_graph *g, o2m_node *n) {
                       l->model->path, n->name, n->op_type, n->domain[0] ? n->domain : "ai.onnx");
   }
   n->op = o2m_op_lookup(n->domain, n->op_type);
+  char why[256];
+  if (n->op && o2m_arity_check(n, o2m_op_version(n->op, n->opset), why, sizeof(why)) != 0)
+    return o2m_fail(l->diag, O2M_ERR_INVALID, "%s: graph '%s': node '%s' (%s, domain '%s', opset %lld): %s",
+                    l->model->path, graph_label(g), n->name, n->op_type, n->domain[0] ? n->domain : "ai.onnx",
+                    (long long)n->opset, why);
   return O2M_OK;
 }
 
