@@ -48,32 +48,13 @@ static int top_index(const top_ops *t, MlirOperation op) {
   return -1;
 }
 
-/* A work list of values that depend on the buffer. */
-typedef struct chain {
-  MlirValue *v;
-  int n, cap;
-} chain;
-
-static int push(chain *c, MlirValue v) {
-  for (int i = 0; i < c->n; i++)
-    if (mlirValueEqual(c->v[i], v)) return 0;
-  if (c->n == c->cap) {
-    int cap = c->cap ? 2 * c->cap : 32;
-    MlirValue *grown = realloc(c->v, (size_t)cap * sizeof(*grown));
-    if (!grown) return -1;
-    c->v = grown, c->cap = cap;
-  }
-  c->v[c->n++] = v;
-  return 0;
-}
-
 enum { MAX_CHAIN = 4096 }; /* values followed per buffer; beyond: left alone */
 
 /* The index of the last top-level op that uses the buffer `b` (or what
  * depends on it) other than `dealloc`; -1 when it cannot be told. */
-static int last_use(const top_ops *t, MlirValue b, MlirOperation dealloc, chain *c) {
+static int last_use(const top_ops *t, MlirValue b, MlirOperation dealloc, exec_value_list *c) {
   c->n = 0;
-  if (push(c, b)) return -1;
+  if (exec_value_list_add(c, b)) return -1;
   int last = 0;
   for (int k = 0; k < c->n; k++) {
     for (MlirOpOperand u = mlirValueGetFirstUse(c->v[k]); !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u)) {
@@ -83,7 +64,7 @@ static int last_use(const top_ops *t, MlirValue b, MlirOperation dealloc, chain 
       if (at < 0) return -1; /* the return, or another block */
       if (at > last) last = at;
       for (intptr_t r = 0, nr = mlirOperationGetNumResults(user); r < nr; r++)
-        if (push(c, mlirOperationGetResult(user, r))) return -1;
+        if (exec_value_list_add(c, mlirOperationGetResult(user, r))) return -1;
       /* a value a nested op computes from the buffer may leave through its
        * region's terminator: the op holding it is followed too */
       MlirOperation holder = user;
@@ -91,7 +72,7 @@ static int last_use(const top_ops *t, MlirValue b, MlirOperation dealloc, chain 
            !mlirOperationIsNull(p) && !mlirOperationEqual(p, t->func); p = mlirOperationGetParentOperation(p)) {
         holder = p;
         for (intptr_t r = 0, nr = mlirOperationGetNumResults(holder); r < nr; r++)
-          if (push(c, mlirOperationGetResult(holder, r))) return -1;
+          if (exec_value_list_add(c, mlirOperationGetResult(holder, r))) return -1;
       }
       if (c->n > MAX_CHAIN) return -1;
     }
@@ -114,7 +95,7 @@ int exec_free_early(MlirModule module, const char *entry) {
   t.index = malloc(t.cap * sizeof(*t.index));
   /* where each dealloc goes: after op after[i] (-1: stays) */
   int *after = malloc(((size_t)t.n + 1) * sizeof(*after));
-  chain c = {NULL, 0, 0};
+  exec_value_list c = {0, 0, NULL};
   int moved = 0;
   if (!t.ops || !t.keys || !t.index || !after) goto done;
   int i = 0;

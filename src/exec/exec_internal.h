@@ -159,6 +159,13 @@ int exec_find_copies(const MlirOperation *ops, int n, exec_copy *out, int max);
  * calls call the first, and the rest are renumbered @<entry>_part<j> in
  * order. Returns how many functions are left. */
 int exec_merge_parts(const char *entry, MlirOperation *fns, MlirOperation *calls, int n);
+/* A list of values, each once (exec_outline.c): adds v unless it is
+ * there; -1 when out of memory. */
+typedef struct exec_value_list {
+  int n, cap;
+  MlirValue *v;
+} exec_value_list;
+int exec_value_list_add(exec_value_list *list, MlirValue v);
 /* Replaces v by with in the uses whose owner op `where` accepts; -1 when
  * out of memory (nothing replaced). */
 int exec_replace_uses_if(MlirValue v, MlirValue with, int (*where)(MlirOperation owner, void *user), void *user);

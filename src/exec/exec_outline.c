@@ -77,12 +77,7 @@ static MlirOperation defining_top(const body *b, MlirValue v) {
   return top_level(b, mlirOpResultGetOwner(v));
 }
 
-typedef struct values {
-  int n, cap;
-  MlirValue *v;
-} values;
-
-static int push_value(values *vs, MlirValue v) {
+int exec_value_list_add(exec_value_list *vs, MlirValue v) {
   for (int i = 0; i < vs->n; i++)
     if (mlirValueEqual(vs->v[i], v)) return 0;
   if (vs->n == vs->cap) {
@@ -98,7 +93,7 @@ static int push_value(values *vs, MlirValue v) {
 typedef struct part_scan {
   const body *b;
   const op_set *in;
-  values *ins;
+  exec_value_list *ins;
   int failed;
 } part_scan;
 
@@ -108,7 +103,7 @@ static MlirWalkResult scan_operands(MlirOperation op, void *user) {
   for (intptr_t k = 0, n = mlirOperationGetNumOperands(op); k < n; k++) {
     MlirValue v = mlirOperationGetOperand(op, k);
     MlirOperation top = defining_top(p->b, v);
-    if ((mlirOperationIsNull(top) || !set_has(p->in, top)) && push_value(p->ins, v)) p->failed = 1;
+    if ((mlirOperationIsNull(top) || !set_has(p->in, top)) && exec_value_list_add(p->ins, v)) p->failed = 1;
   }
   return MlirWalkResultAdvance;
 }
@@ -177,7 +172,7 @@ static int replace_uses(const body *b, const op_set *in, MlirValue v, MlirValue 
 
 typedef struct part {
   int first, end; /* top-level ops [first, end) */
-  values ins, outs;
+  exec_value_list ins, outs;
 } part;
 
 /* Whether top-level op i frees a buffer from before the part: it stays in
@@ -204,7 +199,7 @@ static int scan_part(const body *b, op_set *in, part *p) {
   for (int i = p->first; i < p->end && !scan.failed; i++)
     for (intptr_t r = 0, nr = mlirOperationGetNumResults(b->ops[i]); r < nr; r++) {
       MlirValue v = mlirOperationGetResult(b->ops[i], r);
-      if (used_where(b, in, v, 0) && push_value(&p->outs, v)) scan.failed = 1;
+      if (used_where(b, in, v, 0) && exec_value_list_add(&p->outs, v)) scan.failed = 1;
     }
   return scan.failed ? -1 : 0;
 }
