@@ -4,10 +4,12 @@
  * Owns: finding oneDNN (none, or ONNX2MLIR_NO_DNNL=1: the JIT keeps its
  * own convolutions), the kernels that the Linalg emitter's channels-last
  * convolutions and max pools call (lower_dnnl.c, O2M_DNNL_CONV_CALL,
- * O2M_DNNL_POOL_CALL) and the primitives they keep between calls. A call
- * site is one convolution (or pool) of one
- * loaded model: its primitive and its weights, reordered once into the
- * layout oneDNN's kernel wants, live until that model is freed
+ * O2M_DNNL_POOL_CALL) and the primitives they keep between calls. A site
+ * is one set of weights, params and shapes (a pool: params and shapes) of
+ * one loaded model, not one place in the code, so that identical layers
+ * share their code (exec_repeats.c): its primitive and its weights,
+ * reordered once into the layout oneDNN's kernel wants, live until that
+ * model is freed
  * (o2m_rt_release); the executor names the model it runs around each
  * call (o2m_rt_set_owner). A call without a named model builds and
  * frees them every time. oneDNN runs on GNU OpenMP's pool with the call's
@@ -17,10 +19,10 @@
  *
  * The call: y [N, OH, OW, F] = act(conv(x [N, H, W, C], w [F, C/g, KH, KW])
  * + b [F] (+ z, the same shape as y)), every operand a strided memref
- * descriptor, and params (int64): site, has_bias, has_z, stride h/w, pads
+ * descriptor, and params (int64): 0 (once the node's index; unused), has_bias, has_z, stride h/w, pads
  * top/left/bottom/right, dilation h/w (1 = none), groups, activation
  * (0 none, 1 Relu, 2 Clip), the Clip bounds as float bits. The pool: y =
- * the max of each window of x (both [N, H, W, C]), params: site, kernel,
+ * the max of each window of x (both [N, H, W, C]), params: 0, kernel,
  * strides, pads, dilations. What oneDNN refuses runs as plain C loops.
  */
 #include <dlfcn.h>
@@ -125,7 +127,7 @@ int o2m_rt_dnnl_available(void) {
   return dnnl_ready;
 }
 
-/* ---- call sites ----------------------------------------------------------------- */
+/* ---- sites: what is kept per weights (or pool), params and shapes --------------- */
 
 typedef RT_F32_MEMREF(4) memref4;
 
@@ -422,6 +424,7 @@ static void rt_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 *y, 
   int64_t key[KEY_WORDS] = {0};
   key[KEY_THREADS] = o2m_rt_call_threads();
   memcpy(key, p, sizeof(int64_t) * P_COUNT);
+  key[P_SITE] = (int64_t)(uintptr_t)(w->aligned + w->offset); /* a site per weights */
   memcpy(key + P_COUNT, x->sizes, sizeof(int64_t) * 4);
   memcpy(key + P_COUNT + 4, w->sizes, sizeof(int64_t) * 4);
   int owned = 0, done = 0;
@@ -499,6 +502,7 @@ static void rt_pool(memref4 *x, memref4 *y, memref1 *params) {
   int threads = call_threads();
   int64_t key[KEY_WORDS] = {0};
   memcpy(key, p, sizeof(int64_t) * Q_COUNT);
+  key[0] = 0; /* pools of the same shapes and params share a site */
   key[KEY_WORDS - 1] = -1; /* no convolution's key ends so */
   key[KEY_THREADS] = o2m_rt_call_threads();
   memcpy(key + Q_COUNT, x->sizes, sizeof(int64_t) * 4);
@@ -575,6 +579,7 @@ int rt_dnnl_qconv(const rt_qconv_call *c) {
   if (!o2m_rt_dnnl_available()) return 0;
   int64_t key[KEY_WORDS] = {0};
   memcpy(key, c->p, sizeof(int64_t) * QC_COUNT);
+  key[0] = (int64_t)(uintptr_t)c->w; /* a site per weights */
   memcpy(key + QC_COUNT, c->x_dims, sizeof(int64_t) * 4);
   memcpy(key + QC_COUNT + 4, c->w_dims, sizeof(int64_t) * 4);
   key[KEY_WORDS - 1] = -3; /* an 8-bit convolution's */
@@ -648,6 +653,7 @@ int rt_dnnl_qmatmul(const rt_qmatmul_call *c) {
   if (!o2m_rt_dnnl_available()) return 0;
   int64_t key[KEY_WORDS] = {0};
   memcpy(key, c->p, sizeof(int64_t) * QM_COUNT);
+  key[0] = 0; /* a site per B, below */
   key[QM_COUNT] = c->m, key[QM_COUNT + 1] = c->k, key[QM_COUNT + 2] = c->n;
   key[QM_COUNT + 3] = (int64_t)(uintptr_t)c->b;
   key[KEY_WORDS - 1] = -4; /* an 8-bit product's */
@@ -745,7 +751,7 @@ static int worth_packing(int64_t m, int64_t n, int64_t k) {
  * model's (a weight), packed once per loaded model. */
 static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
   int64_t key[KEY_WORDS] = {0};
-  key[M_KIND] = -2; /* a convolution's key starts with its site (>= 0), a pool's ends with -1 */
+  key[M_KIND] = -2; /* a convolution's key starts with its weights' address (>= 0), a pool's ends with -1 */
   key[KEY_THREADS] = o2m_rt_call_threads();
   key[M_B] = (int64_t)(uintptr_t)b;
   key[M_M] = c->sizes[0], key[M_N] = c->sizes[1], key[M_K] = a->sizes[1];

@@ -43,7 +43,7 @@ int o2m_rt_row_major(const o2m_rt_unranked *m);
 const void *o2m_rt_dense(o2m_rt_unranked *m, int64_t esize, void **owned);
 
 /* An 8-bit convolution (rt_qconv.c, rt_abi.h's O2M_QCONV_CALL): its
- * params (int64: the call site, bias there, strides, pads top/left/bottom/
+ * params (int64: 0 (unused; state is kept per weights), bias there, strides, pads top/left/bottom/
  * right, dilations, groups, whether x and y are int8 (else uint8), the
  * zero points of x and y, the scales of x and y as float bits, whether x
  * and y are channels last) and its dense operands; dims in NCHW order
@@ -79,7 +79,7 @@ typedef struct rt_qconv_call {
 int rt_dnnl_qconv(const rt_qconv_call *c);
 
 /* An 8-bit matrix product (rt_qmatmul.c, rt_abi.h's O2M_QMATMUL_CALL):
- * its params (int64: the call site, whether A and B are int8 (else
+ * its params (int64: 0 (unused; state is kept per B), whether A and B are int8 (else
  * uint8), B's zero point, whether A's zero point is given) and its dense
  * operands: Y [m, n] (int32) = sum over k of (A [m, k] - a_zp) (B [k, n] -
  * b_zp). */

@@ -5,7 +5,7 @@
  *
  * Owns: the call (x, w, w's scales, bias, y: unranked buffers, x and y NCHW
  * or channels last; params as rt_internal.h's QC_*), through oneDNN's int8 convolution where it is
- * (rt_dnnl_qconv: primitives and reordered weights kept per call site and
+ * (rt_dnnl_qconv: primitives and reordered weights kept per weights and
  * model), else plain loops with the same arithmetic: the int32 sum of (x -
  * x_zp) w (+ bias), scaled by x_s w_s / y_s in float, rounded half to even,
  * plus y_zp, saturated. Weight zero points are zero (the lowering passes

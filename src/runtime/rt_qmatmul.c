@@ -6,7 +6,7 @@
  *
  * Owns: the call (A [..., K], B [K, N], A's zero point, Y [..., N] int32;
  * params as rt_internal.h's QM_*), through oneDNN's int8 matmul where it is
- * (rt_dnnl_qmatmul: primitive and packed B kept per call site and model),
+ * (rt_dnnl_qmatmul: primitive and packed B kept per B and model),
  * else plain loops: the int32 sums of (A - a_zp) (B - b_zp).
  */
 #include <stdint.h>

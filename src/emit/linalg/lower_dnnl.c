@@ -6,11 +6,13 @@
  *   %x = bufferization.to_buffer X read_only, the same for W, B, Z
  *   %y = memref.alloc(), call @O2M_DNNL_CONV_CALL(%x, %w, %b, %z, %y, %params)
  *   Y = bufferization.to_tensor %y restrict writable
- * params (int64, exec_dnnl.c): the call site (the node's index), which of
+ * params (int64, rt_dnnl.c): 0 (the runtime keeps a kernel's state per
+ * weights and shapes, not per node, so identical layers have identical
+ * code, exec_repeats.c), which of
  * B and Z are there, strides, pads, dilations, groups and the activation
  * (0 none, 1 Relu, 2 Clip with its bounds as float bits). An NhwcMaxPool
  * is a call of O2M_DNNL_POOL_CALL(%x, %y, %params) the same way, params:
- * the site, kernel, strides, pads (the bottom and right ones those that
+ * 0, kernel, strides, pads (the bottom and right ones those that
  * give the node's output size, ceil_mode included), dilations. Other nodes of
  * the op, and every module not for the JIT, never come here: the shared
  * layer writes NhwcFusedConv in ONNX ops for them.
@@ -68,7 +70,7 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
       !lw_attr_ints_or(cx, "pads", 4, 0, p + 5) || !lw_attr_ints_or(cx, "dilations", 2, 1, p + 9))
     return lw_unsupported(cx, "a channels-last convolution of a form the kernel does not take");
   /* ONNX's pads are [top, left, bottom, right]: the kernel's order too */
-  p[0] = (int64_t)cx->node->index;
+  p[0] = 0;
   p[1] = !mlirValueIsNull(b);
   p[2] = !mlirValueIsNull(z);
   p[11] = lw_attr_int(cx, "group", 1);
@@ -106,7 +108,7 @@ o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx) {
       !mlirShapedTypeHasStaticShape(mlirValueGetType(x)) || mlirShapedTypeGetRank(y_type) != 4 ||
       yt->elem != O2M_DT_FLOAT)
     return lw_unsupported(cx, "a channels-last max pool not of static float32 4-D tensors");
-  int64_t p[N_POOL_PARAMS] = {(int64_t)cx->node->index};
+  int64_t p[N_POOL_PARAMS] = {0};
   const char *auto_pad = lw_attr_string(cx, "auto_pad", "NOTSET");
   if ((strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0) || !lw_attr_ints_or(cx, "kernel_shape", 2, 1, p + 1) ||
       !lw_attr_ints_or(cx, "strides", 2, 1, p + 3) || !lw_attr_ints_or(cx, "pads", 4, 0, p + 5) || !lw_attr_ints_or(cx, "dilations", 2, 1, p + 9))

@@ -129,7 +129,7 @@ static int64_t float_bits(double v) {
 o2m_status lw_lower_qlinear_conv(lw_ctx *cx) {
   const o2m_node *n = cx->node;
   if (!keeps_qlinear_conv(n) || n->n_outputs != 1) return lw_unsupported(cx, "a QLinearConv the kernel does not take");
-  int64_t p[QC_COUNT] = {(int64_t)n->index, input(n, QB) != NULL};
+  int64_t p[QC_COUNT] = {0, input(n, QB) != NULL};
   if (!lw_attr_ints_or(cx, "strides", 2, 1, p + QC_STRIDE) || !lw_attr_ints_or(cx, "pads", 4, 0, p + QC_PAD) ||
       !lw_attr_ints_or(cx, "dilations", 2, 1, p + QC_DILATION))
     return lw_unsupported(cx, "a QLinearConv that is not 2-D");
@@ -194,7 +194,7 @@ o2m_status lw_lower_matmul_integer(lw_ctx *cx) {
   MlirValue a = lw_in(cx, 0);
   int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(a));
   const o2m_tensor *bt = o2m_value_stored(input(n, 1));
-  int64_t p[QM_COUNT] = {(int64_t)n->index, elem_is(input(n, 0), O2M_DT_INT8), elem_is(input(n, 1), O2M_DT_INT8),
+  int64_t p[QM_COUNT] = {0, elem_is(input(n, 0), O2M_DT_INT8), elem_is(input(n, 1), O2M_DT_INT8),
                          elem_is(input(n, 1), O2M_DT_UINT8) ? 128 : 0, input(n, 2) != NULL};
   int64_t sizes[O2M_MAX_RANK];
   MlirValue dims[O2M_MAX_RANK];
