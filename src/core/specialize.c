@@ -88,7 +88,7 @@ static const struct {
     {"Resize", 0xeu},           {"Upsample", 1u << 1},      {"Trilu", 1u << 1},
     {"CenterCropPad", 1u << 1}, {"Col2Im", 0x6u},           {"MaxUnpool", 1u << 2},
     {"DFT", 0x6u},              {"STFT", 0xau},             {"HannWindow", 1u},
-    {"HammingWindow", 1u},      {"BlackmanWindow", 1u},     {"MelWeightMatrix", 0x7u},
+    {"HammingWindow", 1u},      {"BlackmanWindow", 1u},     {"MelWeightMatrix", 0x1fu},
     {"Dropout", 0x6u},          {"SequenceAt", 1u << 1},    {"SequenceInsert", 1u << 2},
     {"SequenceErase", 1u << 1}, {"SplitToSequence", 1u << 1}, {"Loop", 0x3u},
     {"QLinearConv", 0xf6u},     {"QLinearMatMul", 0xf6u},  {"ConvInteger", 0xcu},
