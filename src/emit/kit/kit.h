@@ -275,6 +275,11 @@ o2m_status lw_lower_graph_nodes(lw_ctx *cx, const o2m_graph *g);
 
 /* ---- subgraphs and If (kit_regions.c) ---------------------------------- */
 int lw_is_ranked(MlirType t);
+/* Whether a Loop node carries only tensors (or values of types not known):
+ * a target's loops carry tensors; a Loop carrying a sequence or an
+ * optional is left to the shared layer, which unrolls it when its trip
+ * count is known (each step's sequence then has a known length). */
+int lw_loop_carries_tensors(const o2m_node *n);
 /* The most static type both a and b cast to (dims that differ dynamic);
  * a when b is null; null when ranks or element types differ. */
 MlirType lw_join_types(MlirType a, MlirType b);

@@ -16,6 +16,13 @@ enum { KIT_MAX_RANK = 64, IF_MAX_OUTPUTS = 64 };
 
 int lw_is_ranked(MlirType t) { return !mlirTypeIsNull(t) && mlirTypeIsARankedTensor(t); }
 
+int lw_loop_carries_tensors(const o2m_node *n) {
+  for (int k = 2; k < n->n_inputs; k++)
+    if (n->inputs[k] && n->inputs[k]->type.kind != O2M_TYPE_TENSOR && n->inputs[k]->type.kind != O2M_TYPE_UNKNOWN)
+      return 0;
+  return 1;
+}
+
 /* The most static type both a and b cast to (dims that differ dynamic);
  * a when b is null; null when they have different ranks or element types. */
 MlirType lw_join_types(MlirType a, MlirType b) {

@@ -53,8 +53,15 @@ static lw_lower_fn jit_lowering_for(int for_jit, const char *domain, const char 
   return NULL;
 }
 
+/* Whether the Linalg lowering takes this node of an op in its table: a
+ * Loop only when it carries tensors (lw_loop_carries_tensors). */
+static int linalg_keeps(const o2m_node *n) {
+  return n->domain[0] || strcmp(n->op_type, "Loop") != 0 || lw_loop_carries_tensors(n);
+}
+
 static const lw_target linalg_target = {.name = "Linalg",
                                         .lowering_for = lw_lowering_for,
+                                        .keeps = linalg_keeps,
                                         .load_dialects = load_dialects,
                                         .const_op = "arith.constant",
                                         .const_attr = "value",

@@ -69,15 +69,16 @@ static int zero_points_known(const o2m_node *n) {
 }
 
 /* Forms of ops in the table that TOSA cannot express, left to the
- * transform layer: a Loop with scan outputs (unrolled when its trip count
- * is known; tosa.while_loop cannot build them), dilated pools (strided
+ * transform layer: a Loop with scan outputs or carrying a sequence
+ * (unrolled when its trip count is known; tosa.while_loop cannot build
+ * them), dilated pools (strided
  * slices; TOSA's pools have no dilation), Resize forms tosa.resize does
  * not have (per-axis interpolation matrices), integer products whose zero
  * points are known only at run time. */
 static int keeps(const o2m_node *n) {
   if (strcmp(n->op_type, "MatMulInteger") == 0 || strcmp(n->op_type, "ConvInteger") == 0) return zero_points_known(n);
   if (strcmp(n->op_type, "Resize") == 0) return resize_kept(n);
-  if (strcmp(n->op_type, "Loop") == 0) return n->n_outputs <= n->n_inputs - 2;
+  if (strcmp(n->op_type, "Loop") == 0) return n->n_outputs <= n->n_inputs - 2 && lw_loop_carries_tensors(n);
   if (strcmp(n->op_type, "MaxPool") == 0 || strcmp(n->op_type, "AveragePool") == 0) return !dilated(n);
   return 1;
 }
