@@ -258,8 +258,7 @@ static o2m_status obtain_code(run_state *r, o2m_model *model, module_builder bui
   enter(r, O2M_PHASE_EMIT);
   double t_key = exec_now_ms();
   int code_flags = o2m_rt_blas_available() | o2m_rt_dnnl_available() << 1 | o2m_run_quant_kernels() << 2 |
-                   exec_parallel_loops() << 3 | (o2m_rt_parallel_grain() != O2M_RT_DEFAULT_GRAIN) << 4 |
-                   exec_shared_layers() << 5;
+                   exec_parallel_loops() << 3 | exec_shared_layers() << 5; /* the grain: in the key's text */
   const char *key = run_cache_key(model, o, code_flags, n_inputs, inputs, arena);
   o2m_status s;
   if (key && o2m_exec_load_cached(o->cache_dir, key, entry_name, out) == O2M_OK) {

@@ -27,6 +27,7 @@
 #include "exec/exec.h"
 #include "exec/exec_internal.h"
 #include "exec/run_cache.h"
+#include "runtime/runtime.h"
 #include "util/hash.h"
 
 enum { CACHE_FORMAT = 1 };
@@ -72,6 +73,8 @@ const char *run_cache_key(const o2m_model *model, const o2m_run_options *o, int 
   const char *in_code = getenv("ONNX2MLIR_WEIGHTS_IN_CODE");
   add(&t, "target %s O%d kernels %d weights-in-code %s\n", o2m_target_name(o->target), o->opt_level, kernels,
       in_code ? in_code : "");
+  /* which loops are split for threads depends on the grain (exec_parallel.c) */
+  add(&t, "parallel grain %" PRId64 "\n", o2m_rt_parallel_grain());
   const o2m_mapping *m = &model->mappings[0];
   add(&t, "model %zu %016" PRIx64 "\n", m->size, o2m_hash_bytes(m->addr, m->size, 0));
   for (int i = 1; i < model->n_mappings; i++) {
