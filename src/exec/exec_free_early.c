@@ -30,7 +30,7 @@ typedef struct top_ops {
 } top_ops;
 
 static size_t key_slot(const top_ops *t, const void *p) {
-  size_t i = ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull & (t->cap - 1);
+  size_t i = exec_ptr_slot(p, t->cap);
   while (t->keys[i] && t->keys[i] != p) i = (i + 1) & (t->cap - 1);
   return i;
 }

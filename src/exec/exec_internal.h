@@ -141,6 +141,12 @@ typedef struct exec_outlined {
 } exec_outlined;
 int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long min_ops, exec_outlined *out);
 enum { EXEC_MIN_OUTLINED_OPS = 256 };
+/* The first slot of pointer p in an open-addressing table of `cap` slots
+ * (a power of two): the tables of ops the outliner, the repeat search and
+ * the early frees keep. */
+static inline size_t exec_ptr_slot(const void *p, size_t cap) {
+  return ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull & (cap - 1);
+}
 /* Moves each memref.dealloc of a buffer the entry allocates at its top
  * level to just after the buffer's last use (exec_free_early.c); returns
  * how many moved. */

@@ -33,7 +33,7 @@ typedef struct op_set {
 } op_set;
 
 static size_t slot_of(const op_set *s, const void *p) {
-  size_t i = ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull & (s->cap - 1);
+  size_t i = exec_ptr_slot(p, s->cap);
   while (s->slots[i] && s->slots[i] != p) i = (i + 1) & (s->cap - 1);
   return i;
 }

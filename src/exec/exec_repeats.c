@@ -47,7 +47,7 @@ typedef struct places {
 } places;
 
 static size_t slot_for(const places *m, const void *op) {
-  size_t i = ((uintptr_t)op >> 4) * 0x9E3779B97F4A7C15ull & (m->cap - 1);
+  size_t i = exec_ptr_slot(op, m->cap);
   while (m->slots[i].op && m->slots[i].op != op) i = (i + 1) & (m->cap - 1);
   return i;
 }
