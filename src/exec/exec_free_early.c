@@ -67,13 +67,10 @@ static int last_use(const top_ops *t, MlirValue b, MlirOperation dealloc, exec_v
         if (exec_value_list_add(c, mlirOperationGetResult(user, r))) return -1;
       /* a value a nested op computes from the buffer may leave through its
        * region's terminator: the op holding it is followed too */
-      MlirOperation holder = user;
       for (MlirOperation p = mlirOperationGetParentOperation(user);
-           !mlirOperationIsNull(p) && !mlirOperationEqual(p, t->func); p = mlirOperationGetParentOperation(p)) {
-        holder = p;
-        for (intptr_t r = 0, nr = mlirOperationGetNumResults(holder); r < nr; r++)
-          if (exec_value_list_add(c, mlirOperationGetResult(holder, r))) return -1;
-      }
+           !mlirOperationIsNull(p) && !mlirOperationEqual(p, t->func); p = mlirOperationGetParentOperation(p))
+        for (intptr_t r = 0, nr = mlirOperationGetNumResults(p); r < nr; r++)
+          if (exec_value_list_add(c, mlirOperationGetResult(p, r))) return -1;
       if (c->n > MAX_CHAIN) return -1;
     }
   }

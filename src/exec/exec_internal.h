@@ -160,11 +160,14 @@ typedef struct exec_copy {
 } exec_copy;
 int exec_shared_layers(void);
 int exec_find_copies(const MlirOperation *ops, int n, exec_copy *out, int max);
-/* The part functions fns[0..n) (@<entry>_part<i>, called by calls[i])
- * whose code is the same are made one: the others are destroyed, their
- * calls call the first, and the rest are renumbered @<entry>_part<j> in
- * order. Returns how many functions are left. */
-int exec_merge_parts(const char *entry, MlirOperation *fns, MlirOperation *calls, int n);
+/* A part: its function (@<entry>_part<i>) and the entry's call of it. */
+typedef struct exec_part {
+  MlirOperation fn, call;
+} exec_part;
+/* The parts[0..n) whose code is the same are made one: the others are
+ * destroyed, their calls call the first, and the rest are renumbered
+ * @<entry>_part<j> in order. Returns how many functions are left. */
+int exec_merge_parts(const char *entry, exec_part *parts, int n);
 /* A list of values, each once (exec_outline.c): adds v unless it is
  * there; -1 when out of memory. */
 typedef struct exec_value_list {

@@ -212,10 +212,7 @@ static int leaves_stack_buffer(const part *p) {
 
 /* Moves the part into a new function `name` before the entry, called
  * where the part was; the function and its call. */
-typedef struct moved {
-  MlirOperation fn, call;
-} moved;
-static moved move_part(const body *b, op_set *in, const part *p, const char *name) {
+static exec_part move_part(const body *b, op_set *in, const part *p, const char *name) {
   MlirContext ctx = mlirOperationGetContext(b->func);
   MlirLocation loc = mlirOperationGetLocation(b->ops[p->first]);
   MlirType *in_types = malloc(((size_t)p->ins.n + 1) * sizeof(MlirType));
@@ -279,7 +276,7 @@ static moved move_part(const body *b, op_set *in, const part *p, const char *nam
   free(out_types);
   free(locs);
   free(args);
-  return (moved){fn, call};
+  return (exec_part){fn, call};
 }
 
 /* Where parts end, in order (the last at b->n): each copy of a repeat is a
@@ -323,7 +320,7 @@ int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long m
   b.ops = malloc((size_t)b.n * sizeof(*b.ops));
   b.weight = malloc((size_t)b.n * sizeof(*b.weight));
   ends e = {0, malloc(((size_t)b.n + 1) * sizeof(int))};
-  moved *made = malloc(((size_t)b.n + 1) * sizeof(*made));
+  exec_part *made = malloc(((size_t)b.n + 1) * sizeof(*made));
   exec_copy *copies = malloc(((size_t)b.n + 1) * sizeof(*copies));
   op_set in = {NULL, 1};
   while (in.cap < 4 * (size_t)b.n) in.cap *= 2;
@@ -359,15 +356,7 @@ int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long m
   }
   out->calls = n_made;
   out->functions = n_made;
-  if (n_copies) {
-    MlirOperation *fns = malloc(((size_t)n_made + 1) * sizeof(*fns)), *calls = malloc(((size_t)n_made + 1) * sizeof(*calls));
-    if (fns && calls) {
-      for (int i = 0; i < n_made; i++) fns[i] = made[i].fn, calls[i] = made[i].call;
-      out->functions = exec_merge_parts(entry, fns, calls, n_made);
-    }
-    free(fns);
-    free(calls);
-  }
+  if (n_copies) out->functions = exec_merge_parts(entry, made, n_made);
 done:
   free(p.ins.v);
   free(p.outs.v);

@@ -104,9 +104,10 @@ static uint64_t operand_code(const hashing *hs, MlirValue v) {
 static MlirWalkResult hash_op(MlirOperation op, void *user) {
   hashing *hs = user;
   uint64_t h = mix(hs->h, (uintptr_t)mlirOperationGetName(op).ptr);
-  for (intptr_t i = 0, n = mlirOperationGetNumAttributes(op); i < n; i++) {
+  /* a global's name is a weight's: left out, like the entry's arguments */
+  int n_attrs = exec_op_named(op, "memref.get_global") ? 0 : (int)mlirOperationGetNumAttributes(op);
+  for (int i = 0; i < n_attrs; i++) {
     MlirNamedAttribute a = mlirOperationGetAttribute(op, i);
-    if (exec_op_named(op, "memref.get_global")) break; /* which global: a weight's name */
     h = mix(mix(h, (uintptr_t)a.name.ptr), (uintptr_t)a.attribute.ptr);
   }
   for (intptr_t i = 0, n = mlirOperationGetNumResults(op); i < n; i++)
@@ -276,7 +277,7 @@ static void set_noinline(MlirOperation fn) {
   mlirOperationSetAttributeByName(fn, str("passthrough"), mlirAttributeParseGet(ctx, str("[\"noinline\"]")));
 }
 
-int exec_merge_parts(const char *entry, MlirOperation *fns, MlirOperation *calls, int n) {
+int exec_merge_parts(const char *entry, exec_part *parts, int n) {
   text *codes = calloc((size_t)n + 1, sizeof(*codes));
   uint64_t *hashes = calloc((size_t)n + 1, sizeof(*hashes));
   int *same_as = malloc(((size_t)n + 1) * sizeof(*same_as));
@@ -287,7 +288,10 @@ int exec_merge_parts(const char *entry, MlirOperation *fns, MlirOperation *calls
   mlirOpPrintingFlagsUseLocalScope(flags);
   for (int i = 0; i < n; i++) {
     same_as[i] = i;
-    if (code_of(fns[i], flags, &codes[i]) != 0) continue;
+    if (code_of(parts[i].fn, flags, &codes[i]) != 0) {
+      codes[i].failed = 1; /* kept apart */
+      continue;
+    }
     hashes[i] = hash_bytes(codes[i].data, codes[i].len);
     for (int j = 0; j < i; j++)
       if (same_as[j] == j && !codes[j].failed && hashes[j] == hashes[i] && codes[j].len == codes[i].len &&
@@ -300,21 +304,21 @@ int exec_merge_parts(const char *entry, MlirOperation *fns, MlirOperation *calls
   kept = 0;
   for (int i = 0; i < n; i++) {
     if (same_as[i] != i) {
-      mlirOperationDestroy(fns[i]);
+      mlirOperationDestroy(parts[i].fn);
       continue;
     }
     number[i] = kept++;
     char name[300];
     snprintf(name, sizeof(name), "%s_part%d", entry, number[i]);
-    mlirOperationSetAttributeByName(fns[i], str("sym_name"), mlirStringAttrGet(mlirOperationGetContext(fns[i]), str(name)));
+    mlirOperationSetAttributeByName(parts[i].fn, str("sym_name"), mlirStringAttrGet(mlirOperationGetContext(parts[i].fn), str(name)));
   }
   for (int i = 0; i < n; i++) {
     char name[300];
     snprintf(name, sizeof(name), "%s_part%d", entry, number[same_as[i]]);
-    set_callee(calls[i], name);
+    set_callee(parts[i].call, name);
     /* compiled once, called per copy: LLVM must not inline the copies back
      * where the module is one unit */
-    if (same_as[i] != i) set_noinline(fns[same_as[i]]);
+    if (same_as[i] != i) set_noinline(parts[same_as[i]].fn);
   }
 done:
   for (int i = 0; codes && i < n; i++) free(codes[i].data);
