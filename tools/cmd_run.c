@@ -305,11 +305,12 @@ static void print_timings(const run_args *a, const o2m_run_timings *timings) {
   if (a->timings) print_phase_table(a, timings);
   if (a->repeat)
     fprintf(stderr, "load: %.1f ms, emit: %.1f ms, compile: %.1f ms, run: median %.3f ms over %d (min %.3f ms)"
-            "; compile = MLIR passes %.1f ms + LLVM %.1f ms + other %.1f ms; %d matrix product%s through BLAS\n",
+            "; compile = MLIR passes %.1f ms + LLVM %.1f ms + other %.1f ms; %d matrix product%s through BLAS"
+            "; %zu KiB of weights copied to align them\n",
             a->load_ms, timings->emit_ms, timings->compile_ms, timings->run_median_ms, timings->runs,
             timings->run_min_ms, timings->passes_ms, timings->llvm_ms,
             timings->compile_ms - timings->passes_ms - timings->llvm_ms, timings->blas_calls,
-            timings->blas_calls == 1 ? "" : "s");
+            timings->blas_calls == 1 ? "" : "s", (timings->copied_weight_bytes + 1023) / 1024);
 }
 
 /* A model with sequence or optional inputs or outputs (run_values.c). */

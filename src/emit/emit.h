@@ -67,7 +67,11 @@ o2m_status o2m_emit_linalg(o2m_model *model, const o2m_import_options *options,
  *                   the argument attributes {O2M_WEIGHT_ARG_ATTR =
  *                   "<initializer name>", bufferization.writable = false};
  *                   the caller passes the model's own data for them, so
- *                   weights are never compiled into the code;
+ *                   weights are never compiled into the code; a weight
+ *                   read only by kernels that take any address (their
+ *                   operands made by lw_kernel_operand_any_align) also
+ *                   has O2M_WEIGHT_ANY_ALIGN_ATTR, and the caller may pass
+ *                   it where it lies, not aligned to its element;
  *   O2M_JIT_QUANT   quantized ops through the runtime's quantized kernels,
  *                   left as written by the transform layer: a
  *                   com.microsoft MatMulNBits on float32 is one call of
@@ -84,6 +88,7 @@ enum {
   O2M_JIT_QUANT = 64
 };
 #define O2M_WEIGHT_ARG_ATTR "onnx2mlir.weight"
+#define O2M_WEIGHT_ANY_ALIGN_ATTR "onnx2mlir.any_align"
 
 /* Builds the Linalg module in `mc` (whose dialects it loads) without
  * printing it: `func.func @main` takes the runtime inputs and returns the

@@ -68,6 +68,9 @@ const char *o2m_exec_host(void);
 int o2m_exec_output_count(const o2m_exec *exec);
 /* How many matrix products the compiled code hands to BLAS (exec_blas.c). */
 int o2m_exec_blas_calls(const o2m_exec *exec);
+/* The bytes of weights its calls so far copied because they did not lie
+ * aligned to their element (kept with it, for later calls). */
+size_t o2m_exec_copied_weight_bytes(o2m_exec *exec);
 /* Where compiling went (run.h). */
 const o2m_compile_times *o2m_exec_compile_times(const o2m_exec *exec);
 /* The entry's argument count, and the initializer argument `index`

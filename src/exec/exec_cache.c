@@ -40,7 +40,7 @@
 #include "util/diag.h"
 #include "util/hash.h"
 
-enum { FORMAT = 2 }; /* 2: several objects */
+enum { FORMAT = 3 }; /* 2: several objects; 3: weights at any address */
 
 /* ---- the host ------------------------------------------------------------ */
 
@@ -119,7 +119,7 @@ static void put_string(FILE *f, const char *tag, const char *s) {
 static void put_args(FILE *f, const char *tag, int n, const exec_arg *args, const char *const *weights) {
   fprintf(f, "%s %d\n", tag, n);
   for (int i = 0; i < n; i++) {
-    fprintf(f, "%d %d", (int)args[i].dtype, args[i].rank);
+    fprintf(f, "%d %d %d", (int)args[i].dtype, args[i].rank, args[i].any_align);
     for (int k = 0; k < args[i].rank; k++) fprintf(f, " %" PRId64, args[i].dims[k]);
     fputc('\n', f);
     if (weights) put_string(f, "weight", weights[i]);
@@ -230,8 +230,8 @@ static int get_args(FILE *f, const char *tag, int *n, exec_arg **args, const cha
   for (int i = 0; i < *n; i++) {
     exec_arg *a = &(*args)[i];
     int dtype;
-    if (fscanf(f, "%d %d", &dtype, &a->rank) != 2 || a->rank < 0 || a->rank > 64 || dtype <= 0 ||
-        dtype >= O2M_DT_COUNT)
+    if (fscanf(f, "%d %d %d", &dtype, &a->rank, &a->any_align) != 3 || a->rank < 0 || a->rank > 64 || dtype <= 0 ||
+        dtype >= O2M_DT_COUNT || (a->any_align != 0 && a->any_align != 1))
       return -1;
     a->dtype = (o2m_dtype)dtype;
     a->dims = o2m_arena_array(arena, (size_t)a->rank + 1, sizeof(int64_t));

@@ -24,6 +24,8 @@ typedef struct exec_arg {
   o2m_dtype dtype; /* the ONNX dtype of the element type (ints signed) */
   int rank;
   int64_t *dims; /* `rank` entries, -1 for a dynamic dim */
+  int any_align; /* a weight its code reads at any address (emit.h,
+                    O2M_WEIGHT_ANY_ALIGN_ATTR): passed where it lies */
 } exec_arg;
 
 /* Milliseconds of CLOCK_MONOTONIC, for the timings. */
@@ -280,6 +282,8 @@ void exec_desc_free_input(exec_word *desc);
 /* Whether t's own data has the generated code's layout (8 bits and up,
  * not bool, aligned to its element), so that it can be read in place. */
 int exec_desc_borrowable(const o2m_tensor *t);
+/* The same at any address (for exec_arg.any_align). */
+int exec_desc_borrowable_anywhere(const o2m_tensor *t);
 /* Fills `desc` for t's dims over `data` (t's layout, not copied). */
 void exec_desc_view(const o2m_tensor *t, const void *data, exec_word *desc);
 

@@ -47,6 +47,7 @@
 typedef struct weight_arg {
   void *copy;
   const void *source;
+  size_t bytes; /* the copy's */
 } weight_arg;
 
 struct o2m_exec {
@@ -186,6 +187,15 @@ int o2m_exec_output_count(const o2m_exec *exec) { return exec->sig.n_results; }
 
 int o2m_exec_blas_calls(const o2m_exec *exec) { return exec->blas_calls; }
 
+size_t o2m_exec_copied_weight_bytes(o2m_exec *exec) {
+  size_t bytes = 0;
+  pthread_mutex_lock(&exec->weights_lock);
+  for (int i = 0; exec->weights && i < exec->sig.n_args; i++)
+    if (exec->weights[i].copy) bytes += exec->weights[i].bytes;
+  pthread_mutex_unlock(&exec->weights_lock);
+  return bytes;
+}
+
 const o2m_compile_times *o2m_exec_compile_times(const o2m_exec *exec) { return &exec->times; }
 
 int o2m_exec_input_count(const o2m_exec *exec) { return exec->sig.n_args; }
@@ -269,7 +279,7 @@ static void free_results(const o2m_exec *e, exec_word *results, exec_word *input
  * argument is not writable), or the aligned copy made at the first call
  * when the data is not aligned to its element. Never freed by the call. */
 static o2m_status weight_desc(o2m_exec *e, int i, const o2m_tensor *t, exec_word *d, int *owned, o2m_diag *diag) {
-  if (exec_desc_borrowable(t)) {
+  if (exec_desc_borrowable(t) || (e->sig.args[i].any_align && exec_desc_borrowable_anywhere(t))) {
     exec_desc_view(t, t->data, d);
     return O2M_OK;
   }
@@ -285,6 +295,7 @@ static o2m_status weight_desc(o2m_exec *e, int i, const o2m_tensor *t, exec_word
     *owned = !s;
   } else if (!(s = exec_desc_from_tensor(t, d, diag))) {
     w->copy = d[0].ptr, w->source = t->data;
+    w->bytes = (size_t)t->count * (size_t)(o2m_dtype_bits(t->dtype) < 8 ? 1 : o2m_dtype_bits(t->dtype) / 8);
   }
   pthread_mutex_unlock(&e->weights_lock);
   return s;

@@ -109,9 +109,12 @@ o2m_status exec_desc_from_tensor(const o2m_tensor *t, exec_word *desc, o2m_diag 
 
 void exec_desc_free_input(exec_word *desc) { free(desc[0].ptr); }
 
+int exec_desc_borrowable_anywhere(const o2m_tensor *t) {
+  return o2m_dtype_bits(t->dtype) >= 8 && t->dtype != O2M_DT_BOOL && t->data;
+}
+
 int exec_desc_borrowable(const o2m_tensor *t) {
-  return o2m_dtype_bits(t->dtype) >= 8 && t->dtype != O2M_DT_BOOL && t->data &&
-         (uintptr_t)t->data % elem_bytes(t->dtype) == 0;
+  return exec_desc_borrowable_anywhere(t) && (uintptr_t)t->data % elem_bytes(t->dtype) == 0;
 }
 
 void exec_desc_view(const o2m_tensor *t, const void *data, exec_word *desc) {

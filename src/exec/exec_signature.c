@@ -36,6 +36,7 @@ static o2m_status read_arg(const char *entry, MlirType type, const char *what, i
                     what, index, entry, text);
   }
   out->dtype = dtype;
+  out->any_align = 0;
   out->rank = (int)mlirShapedTypeGetRank(type);
   out->dims = out->rank ? o2m_arena_array(arena, (size_t)out->rank, sizeof(int64_t)) : NULL;
   if (out->rank && !out->dims) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
@@ -53,7 +54,8 @@ MlirOperation exec_find_entry(MlirModule module, const char *entry) {
   return func;
 }
 
-/* The initializer names of the weight arguments (NULL for the others). */
+/* The initializer names of the weight arguments (NULL for the others),
+ * and which of them may lie at any address. */
 static o2m_status read_weight_names(MlirOperation func, exec_signature *sig, o2m_arena *arena, o2m_diag *diag) {
   if (!(sig->weight_names = o2m_arena_array(arena, (size_t)sig->n_args + 1, sizeof(char *))))
     return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
@@ -65,6 +67,7 @@ static o2m_status read_weight_names(MlirOperation func, exec_signature *sig, o2m
     MlirAttribute w = mlirAttributeIsADictionary(d) ? mlirDictionaryAttrGetElementByName(d, str(O2M_WEIGHT_ARG_ATTR))
                                                     : mlirAttributeGetNull();
     if (mlirAttributeIsNull(w) || !mlirAttributeIsAString(w)) continue;
+    sig->args[i].any_align = !mlirAttributeIsNull(mlirDictionaryAttrGetElementByName(d, str(O2M_WEIGHT_ANY_ALIGN_ATTR)));
     MlirStringRef name = mlirStringAttrGetValue(w);
     if (!(sig->weight_names[i] = o2m_arena_strndup(arena, name.data, name.length)))
       return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");

@@ -156,6 +156,7 @@ static o2m_status call_compiled(run_state *r, o2m_exec *exec, const char *entry,
     r->timings.n_nodes = graph->n_nodes;
   }
   if (profile) o2m_rt_profile_end();
+  r->timings.copied_weight_bytes = o2m_exec_copied_weight_bytes(exec);
   o2m_exec_free(exec);
   if (s) return s;
   if (r->options->timings) *r->options->timings = r->timings;

@@ -57,6 +57,7 @@ typedef struct o2m_run_timings {
   double run_min_ms;    /* inputs in and the outputs out included */
   int runs;             /* how many calls were timed (options->repeat) */
   int blas_calls;       /* matrix products the compiled code hands to BLAS */
+  size_t copied_weight_bytes; /* weights copied to align them (the rest are read where the model lies) */
   int cache;            /* O2M_CACHE_*: loaded from the cache, stored in it */
   /* With options->profile: ms per call in the code of main-graph node i
    * (its index in the graph's node list; 0 for nodes without code), in

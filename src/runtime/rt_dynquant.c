@@ -1,7 +1,8 @@
 /* rt_dynquant.c - ONNX's DynamicQuantizeLinear on float32 (rt_abi.h,
  * O2M_DYNQUANT_CALL), the first step of dynamically quantized products
  * (then MatMulInteger, rt_qmatmul.c), in two passes over x where the
- * Linalg form's full reductions run one element at a time.
+ * Linalg form's full reductions run one element at a time, each split
+ * across the call's threads in chunks.
  *
  * Owns: the range [min(x, 0), max(x, 0)] (NaN if x holds one; an all-zero
  * x gets the range 1, as the reference), scale = range / 255, the zero
@@ -72,21 +73,60 @@ PER_CPU static void quantize(const float *x, int64_t n, float scale, float zp, u
   }
 }
 
+/* Both passes in chunks of CHUNK elements split across the call's threads
+ * (the range of each chunk, then their range: the same at any count). */
+enum { CHUNK = 1 << 14 };
+
+typedef struct quant_job {
+  const float *x;
+  int64_t n;
+  float *lo, *hi; /* per chunk */
+  float scale, zp;
+  uint8_t *y;
+} quant_job;
+
+static void range_chunks(void *ctx, int64_t c0, int64_t c1) {
+  quant_job *j = ctx;
+  for (int64_t c = c0; c < c1; c++) {
+    int64_t from = c * CHUNK, to = from + CHUNK < j->n ? from + CHUNK : j->n;
+    range_of(j->x + from, to - from, &j->lo[c], &j->hi[c]);
+  }
+}
+
+static void quantize_chunks(void *ctx, int64_t c0, int64_t c1) {
+  quant_job *j = ctx;
+  int64_t from = c0 * CHUNK, to = c1 * CHUNK < j->n ? c1 * CHUNK : j->n;
+  quantize(j->x + from, to - from, j->scale, j->zp, j->y + from);
+}
+
 static void rt_dynamic_quantize(o2m_rt_unranked *x, o2m_rt_unranked *y, o2m_rt_unranked *scale_m,
                                 o2m_rt_unranked *zp_m) {
   int64_t n = o2m_rt_count(x);
   if (o2m_rt_count(y) != n || o2m_rt_count(scale_m) != 1 || o2m_rt_count(zp_m) != 1 || !o2m_rt_row_major(y)) return;
   void *owned = NULL;
   const float *xp = o2m_rt_dense(x, 4, &owned);
-  if (!xp && n) return;
-  float lo, hi;
-  range_of(xp, n, &lo, &hi);
+  int64_t chunks = (n + CHUNK - 1) / CHUNK;
+  float *ranges = malloc((size_t)(2 * chunks + 2) * sizeof(float));
+  if ((!xp && n) || !ranges) {
+    free(ranges);
+    free(owned);
+    return;
+  }
+  quant_job job = {xp, n, ranges, ranges + chunks, 0, 0, (uint8_t *)(intptr_t)y->desc[1] + y->desc[2]};
+  o2m_rt_parallel_for(range_chunks, &job, 0, chunks, CHUNK / 4);
+  float lo = 0, hi = 0;
+  for (int64_t c = 0; c < chunks; c++) {
+    if (job.lo[c] != job.lo[c] || job.hi[c] != job.hi[c]) lo = hi = NAN;
+    if (lo == lo) lo = job.lo[c] < lo ? job.lo[c] : lo, hi = job.hi[c] > hi ? job.hi[c] : hi;
+  }
   float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
   float zp = -lo / scale;
   zp = nearbyintf(zp > 0 ? (zp < 255 ? zp : 255) : 0); /* NaN: 0 */
-  quantize(xp, n, scale, zp, (uint8_t *)(intptr_t)y->desc[1] + y->desc[2]);
+  job.scale = scale, job.zp = zp;
+  o2m_rt_parallel_for(quantize_chunks, &job, 0, chunks, CHUNK / 2);
   *((float *)(intptr_t)scale_m->desc[1] + scale_m->desc[2]) = scale;
   *((uint8_t *)(intptr_t)zp_m->desc[1] + zp_m->desc[2]) = (uint8_t)zp;
+  free(ranges);
   free(owned);
 }
 

@@ -10,8 +10,12 @@
  *     packed values with A's block, scaled once: s (q . a - z sum(a)); A's
  *     row is first split into one plane per value of a byte, so that a
  *     byte's values meet their A elements in vector lanes;
- *   more rows (prefill): columns dequantized a tile at a time (about 2 MiB
+ *   more rows (prefill): columns dequantized a tile at a time (about 1 MiB
  *     of floats) and the tile's product through o2m_rt_gemm (BLAS).
+ * Both split their columns across the call's threads (o2m_rt_parallel_for).
+ * The scales, float zero points and bias may lie at any address (the JIT
+ * passes them where the model's mapping holds them, O2M_WEIGHT_ANY_ALIGN_ATTR):
+ * they are read through rt_ufloat.
  * The vector loops are GCC vector extensions, built for AVX-512, AVX2 and
  * the baseline and chosen by the CPU at load (target_clones) on x86-64.
  */
@@ -23,7 +27,10 @@
 #include "runtime/rt_internal.h"
 #include "runtime/rt_vector.h"
 
-enum { MATVEC_ROWS = 4, TILE_FLOATS = 1 << 19 };
+enum { MATVEC_ROWS = 4, TILE_FLOATS = 1 << 18 };
+
+/* A float at any address. */
+typedef float rt_ufloat __attribute__((aligned(1)));
 
 
 /* What the call describes (flags: which optional inputs are there). */
@@ -31,10 +38,10 @@ enum { HAS_ZP_PACKED = 1, HAS_ZP_FLOAT = 2, HAS_BIAS = 4 };
 
 typedef struct nbits_weights {
   const uint8_t *b;         /* [n, blocks * blob] */
-  const float *scales;      /* [n, blocks] */
-  const uint8_t *zp_packed; /* [n, zp_row], or NULL */
-  const float *zp_float;    /* [n, blocks], or NULL */
-  const float *bias;        /* [n], or NULL */
+  const rt_ufloat *scales;   /* [n, blocks] */
+  const uint8_t *zp_packed;  /* [n, zp_row], or NULL */
+  const rt_ufloat *zp_float; /* [n, blocks], or NULL */
+  const rt_ufloat *bias;     /* [n], or NULL */
   int64_t k, n, blocks, block, bits, blob, zp_row;
 } nbits_weights;
 
@@ -102,7 +109,7 @@ static inline __attribute__((always_inline)) void columns_vector(const nbits_wei
   int64_t plane_len = w->blocks * w->blob;
   for (int64_t c = c0; c < c1; c++) {
     const uint8_t *row = w->b + c * plane_len;
-    const float *s = w->scales + c * w->blocks;
+    const rt_ufloat *s = w->scales + c * w->blocks;
     v16f acc = {0};
     float shift = 0;
     for (int64_t j = 0; j < w->blocks; j++) {
@@ -131,16 +138,28 @@ static void columns_scalar(const nbits_weights *w, const float *planes, const fl
   }
 }
 
-PER_CPU static void columns_of_row(const nbits_weights *w, const float *planes, const float *block_sums, float *y) {
+PER_CPU static void columns_of_row(const nbits_weights *w, const float *planes, const float *block_sums, int64_t c0,
+                                   int64_t c1, float *y) {
   if (w->blob % 16) {
-    columns_scalar(w, planes, block_sums, 0, w->n, y);
+    columns_scalar(w, planes, block_sums, c0, c1, y);
     return;
   }
   switch (w->bits) {
-  case 2: columns_vector(w, planes, block_sums, 0, w->n, y, 2); break;
-  case 4: columns_vector(w, planes, block_sums, 0, w->n, y, 4); break;
-  default: columns_vector(w, planes, block_sums, 0, w->n, y, 8); break;
+  case 2: columns_vector(w, planes, block_sums, c0, c1, y, 2); break;
+  case 4: columns_vector(w, planes, block_sums, c0, c1, y, 4); break;
+  default: columns_vector(w, planes, block_sums, c0, c1, y, 8); break;
   }
+}
+
+typedef struct row_job {
+  const nbits_weights *w;
+  const float *planes, *block_sums;
+  float *y;
+} row_job;
+
+static void row_columns(void *ctx, int64_t c0, int64_t c1) {
+  const row_job *job = ctx;
+  columns_of_row(job->w, job->planes, job->block_sums, c0, c1, job->y);
 }
 
 static int rows_by_dot(const nbits_weights *w, const float *a, int64_t m, float *y) {
@@ -150,7 +169,8 @@ static int rows_by_dot(const nbits_weights *w, const float *a, int64_t m, float 
   float *block_sums = planes + per * bytes;
   for (int64_t r = 0; r < m; r++) {
     split_row(w, a + r * w->k, planes, block_sums);
-    columns_of_row(w, planes, block_sums, y + r * w->n);
+    row_job job = {w, planes, block_sums, y + r * w->n};
+    o2m_rt_parallel_for(row_columns, &job, 0, w->n, w->k);
   }
   o2m_rt_free(planes);
   return 1;
@@ -273,6 +293,23 @@ PER_CPU static void dequantize_columns(const nbits_weights *w, int64_t c0, int64
   }
 }
 
+/* dequantize_columns for groups [g0, g1) of 16 columns of the tile of
+ * columns [c0, c1), each group into its own columns of the tile. */
+typedef struct tile_job {
+  const nbits_weights *w;
+  int64_t c0, c1;
+  int chunks;
+  float *tile;
+  int64_t ld;
+} tile_job;
+
+static void tile_columns(void *ctx, int64_t g0, int64_t g1) {
+  const tile_job *job = ctx;
+  int64_t from = job->c0 + 16 * g0, to = job->c0 + 16 * g1 < job->c1 ? job->c0 + 16 * g1 : job->c1;
+  float *at = job->tile + (from - job->c0) * (job->chunks ? 1 : job->ld);
+  dequantize_columns(job->w, from, to, job->chunks, at, job->ld);
+}
+
 /* A's rows [m, k] in chunk order, zero past k: [m, blocks * block_size]. */
 static void chunk_order(const nbits_weights *w, const float *a, int64_t m, float *out) {
   int64_t per = 8 / w->bits, len = w->blocks * w->block;
@@ -304,7 +341,8 @@ static int rows_by_tiles(const nbits_weights *w, const float *a, int64_t m, floa
   const int64_t sb[2] = {chunks ? cols : 1, chunks ? 1 : len};
   for (int64_t c0 = 0; c0 < w->n; c0 += cols) {
     int64_t c1 = c0 + cols < w->n ? c0 + cols : w->n;
-    dequantize_columns(w, c0, c1, chunks, tile, chunks ? cols : len);
+    tile_job job = {w, c0, c1, chunks, tile, chunks ? cols : len};
+    o2m_rt_parallel_for(tile_columns, &job, 0, (c1 - c0 + 15) / 16, 16 * len);
     /* oneDNN's sgemm where it is: it picks its kernels by the CPU's
      * features, OpenBLAS by its model name or OPENBLAS_CORETYPE */
     if (!rt_dnnl_gemm(m, c1 - c0, len, a, sa, tile, sb, y + c0, sc))

@@ -173,6 +173,18 @@ MlirValue lw_weight_argument(lw_ctx *cx, const o2m_value *v) {
 
 /* @main's argument attributes when weights are arguments: none for the
  * runtime inputs, the weight's name and read-only for the weights. */
+/* Whether every use of v is an operation marked O2M_WEIGHT_ANY_ALIGN_ATTR
+ * (lw_kernel_operand_any_align: a buffer only a kernel reads, at any
+ * address), and there is one. */
+static int read_at_any_address(MlirValue v) {
+  MlirOpOperand use = mlirValueGetFirstUse(v);
+  if (mlirOpOperandIsNull(use)) return 0;
+  for (; !mlirOpOperandIsNull(use); use = mlirOpOperandGetNextUse(use))
+    if (mlirAttributeIsNull(mlirOperationGetAttributeByName(mlirOpOperandGetOwner(use), str_ref(O2M_WEIGHT_ANY_ALIGN_ATTR))))
+      return 0;
+  return 1;
+}
+
 static void set_weight_arg_attrs(lw_ctx *cx, MlirOperation fn, int n_args) {
   if (!cx->n_weights) return;
   int n = n_args + cx->n_weights;
@@ -183,12 +195,14 @@ static void set_weight_arg_attrs(lw_ctx *cx, MlirOperation fn, int n_args) {
       dicts[i] = mlirDictionaryAttrGet(cx->mc, 0, NULL);
       continue;
     }
-    MlirNamedAttribute attrs[2] = {
+    MlirNamedAttribute attrs[3] = {
         mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref(O2M_WEIGHT_ARG_ATTR)),
                               mlirStringAttrGet(cx->mc, str_ref(cx->weights[i - n_args]->name))),
         mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref("bufferization.writable")),
-                              mlirBoolAttrGet(cx->mc, 0))};
-    dicts[i] = mlirDictionaryAttrGet(cx->mc, 2, attrs);
+                              mlirBoolAttrGet(cx->mc, 0)),
+        mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref(O2M_WEIGHT_ANY_ALIGN_ATTR)), mlirUnitAttrGet(cx->mc))};
+    int any_align = read_at_any_address(mlirBlockGetArgument(cx->main_entry, i));
+    dicts[i] = mlirDictionaryAttrGet(cx->mc, any_align ? 3 : 2, attrs);
   }
   mlirOperationSetAttributeByName(fn, str_ref("arg_attrs"), mlirArrayAttrGet(cx->mc, n, dicts));
 }

@@ -54,6 +54,10 @@ void lw_declare_kernel(lw_ctx *cx, const char *fn, const char *signature);
 /* The tensor as a read-only buffer (any strides), cast to `kernel_type`,
  * the text of the memref type the kernel takes. */
 MlirValue lw_kernel_operand(lw_ctx *cx, MlirValue tensor, const char *kernel_type);
+/* The same for a kernel that reads the buffer at any address (not aligned
+ * to its element): a weight only such kernels read is passed where the
+ * model holds it (emit.h, O2M_WEIGHT_ANY_ALIGN_ATTR). */
+MlirValue lw_kernel_operand_any_align(lw_ctx *cx, MlirValue tensor, const char *kernel_type);
 /* A new buffer of `sizes` (MLIR's dynamic size where dims[d] gives the
  * size; dims may be NULL when all are static) for a kernel to write. */
 MlirValue lw_kernel_result(lw_ctx *cx, MlirType elem, int rank, const int64_t *sizes, const MlirValue *dims);

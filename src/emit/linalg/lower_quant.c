@@ -5,7 +5,9 @@
  *   com.microsoft MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) on
  *   float32, without g_idx: Y = one call of O2M_MATMUL_NBITS_CALL on the
  *   buffers of A, the packed B, the scales, the zero points and the bias
- *   (src/runtime/rt_nbits.c), so the weights stay packed. Every other form
+ *   (src/runtime/rt_nbits.c), so the weights stay packed (the float scales,
+ *   zero points and bias as they lie: the kernel reads them at any address).
+ *   Every other form
  *   (float16, g_idx) and every module not for the JIT takes the float
  *   decomposition (src/transform/decompose_contrib_quant.c).
  *
@@ -311,10 +313,10 @@ o2m_status lw_lower_matmul_nbits(lw_ctx *cx) {
   MlirValue args[12] = {
       a_buf,
       b_buf,
-      lw_kernel_operand(cx, scales, f32_any),
+      lw_kernel_operand_any_align(cx, scales, f32_any),
       flags & HAS_ZP_PACKED ? lw_kernel_operand(cx, zp, i8_any) : b_buf,
-      flags & HAS_ZP_FLOAT ? lw_kernel_operand(cx, zp, f32_any) : a_buf,
-      flags & HAS_BIAS ? lw_kernel_operand(cx, bias, f32_any) : a_buf,
+      flags & HAS_ZP_FLOAT ? lw_kernel_operand_any_align(cx, zp, f32_any) : a_buf,
+      flags & HAS_BIAS ? lw_kernel_operand_any_align(cx, bias, f32_any) : a_buf,
       mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, f32_any), NULL),
       lw_const_scalar(cx, O2M_DT_INT64, (double)k),
       lw_const_scalar(cx, O2M_DT_INT64, (double)cols),

@@ -209,6 +209,15 @@ MlirValue lw_kernel_operand(lw_ctx *cx, MlirValue tensor, const char *kernel_typ
   return mlirValueIsNull(b) ? b : lw_op1(cx, "memref.cast", 1, &b, lw_type(cx, kernel_type), NULL);
 }
 
+MlirValue lw_kernel_operand_any_align(lw_ctx *cx, MlirValue tensor, const char *kernel_type) {
+  MlirValue cast = lw_kernel_operand(cx, tensor, kernel_type);
+  if (mlirValueIsNull(cast)) return cast;
+  MlirOperation to_buffer = mlirOpResultGetOwner(mlirOperationGetOperand(mlirOpResultGetOwner(cast), 0));
+  mlirOperationSetAttributeByName(to_buffer, mlirStringRefCreateFromCString(O2M_WEIGHT_ANY_ALIGN_ATTR),
+                                  mlirUnitAttrGet(cx->mc));
+  return cast;
+}
+
 MlirValue lw_kernel_result(lw_ctx *cx, MlirType elem, int rank, const int64_t *sizes, const MlirValue *dims) {
   load_buffer_dialects(cx);
   MlirValue dynamic[LW_MAX_RANK];

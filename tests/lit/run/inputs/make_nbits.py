@@ -59,3 +59,48 @@ x = rng.standard_normal((6, K)).astype(np.float32)
 np.save(os.path.join(out, "x.npy"), x)
 np.save(os.path.join(out, "y0.npy"), (x.astype(np.float64) @ w0.T + bias).astype(np.float32))
 np.save(os.path.join(out, "y1.npy"), (x[:2].astype(np.float64) @ w1.T).astype(np.float32))
+
+# nbits_unaligned.onnx: MatMulNBits of 4-bit weights with float scales and
+# float zero points (2048 each, so that both are weight arguments) on four
+# rows (tiles) and on one (dot products), and a MatMul of a float weight;
+# the file puts every float weight at an address that is not a multiple of
+# 4 (doc strings of the tensors before them pad it), so that the kernel
+# reads the scales and zero points where they lie and the MatMul's weight
+# is copied to align it.
+KU, NU, BU = 256, 128, 16
+packed = rng.integers(0, 256, (NU, KU // BU, BU // 2), dtype=np.uint8)
+scales = (rng.random((NU, KU // BU)) * 0.1 + 0.01).astype(np.float32)
+zeros = (rng.random((NU, KU // BU)) * 15).astype(np.float32)
+weight = rng.standard_normal((KU, 8)).astype(np.float32)
+q = np.stack([(packed >> (4 * t)) & 15 for t in range(2)], -1).reshape(NU, KU // BU, BU)
+wu = ((q - zeros[:, :, None].astype(np.float64)) * scales[:, :, None]).reshape(NU, KU)
+inits = [numpy_helper.from_array(packed, "wu"), numpy_helper.from_array(scales.reshape(-1), "wu_s"),
+         numpy_helper.from_array(zeros.reshape(-1), "wu_zp"), numpy_helper.from_array(weight, "b"),
+         numpy_helper.from_array(np.array([0], np.int64), "zero"), numpy_helper.from_array(np.array([1], np.int64), "one")]
+nodes = [helper.make_node("MatMulNBits", ["x", "wu", "wu_s", "wu_zp"], ["y"], domain=MS, K=KU, N=NU, bits=4,
+                          block_size=BU, name="rows"),
+         helper.make_node("Slice", ["x", "zero", "one", "zero"], ["x1"]),
+         helper.make_node("MatMulNBits", ["x1", "wu", "wu_s", "wu_zp"], ["y1"], domain=MS, K=KU, N=NU, bits=4,
+                          block_size=BU, name="row"),
+         helper.make_node("MatMul", ["x", "b"], ["z"], name="float_weight")]
+graph = helper.make_graph(nodes, "unaligned", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, KU])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, NU]),
+                           helper.make_tensor_value_info("y1", TensorProto.FLOAT, [1, NU]),
+                           helper.make_tensor_value_info("z", TensorProto.FLOAT, [4, 8])], inits)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+model.ir_version = 8
+for i in (1, 2, 3):  # misalign each float weight by padding the tensor before it
+    while True:
+        data = model.SerializeToString()
+        at = data.find(graph.initializer[i].raw_data)
+        if at % 4:
+            break
+        model.graph.initializer[i - 1].doc_string += "."
+        graph = model.graph
+data = model.SerializeToString()
+assert all(data.find(model.graph.initializer[i].raw_data) % 4 for i in (1, 2, 3))
+open(os.path.join(out, "nbits_unaligned.onnx"), "wb").write(data)
+xu = rng.standard_normal((4, KU)).astype(np.float32)
+np.save(os.path.join(out, "xu.npy"), xu)
+np.save(os.path.join(out, "yu.npy"), (xu.astype(np.float64) @ wu.T).astype(np.float32))
+np.save(os.path.join(out, "zu.npy"), (xu.astype(np.float64) @ weight).astype(np.float32))
