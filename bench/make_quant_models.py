@@ -14,6 +14,10 @@
                  -> MatMulInteger (int8 weights, zero point 0) -> Cast -> Mul
                  by the scales -> Add the bias (Relu after the wide ones);
                  input [128, 768]
+  dynamic_conv   the same for convolutions: 4 layers of DynamicQuantizeLinear
+                 -> ConvInteger (64 -> 64 channels, 3x3, pads 1, int8
+                 weights) -> Cast -> Mul by the scales, then Relu; input
+                 [1, 64, 56, 56] (a ResNet stage's size)
   qdq_resnet18   where Debian's PyTorch is installed (python3-torch,
                  python3-torchvision): torchvision's ResNet18 (random
                  weights) quantized by PyTorch (static post-training
@@ -93,6 +97,30 @@ def dynamic_mlp(out):
     np.save(os.path.join(out, "dynamic_mlp_x.npy"), rng.standard_normal((128, hidden)).astype(np.float32))
 
 
+def dynamic_conv(out):
+    rng = np.random.default_rng(20261206)
+    nodes, inits, x, c = [], [], "input", 64
+    for i in range(4):
+        w = rng.standard_normal((c, c, 3, 3)).astype(np.float32) / np.sqrt(9 * c)
+        scale = np.float32(np.abs(w).max() / 127)
+        inits += [numpy_helper.from_array(np.clip(np.round(w / scale), -127, 127).astype(np.int8), f"w{i}"),
+                  numpy_helper.from_array(scale, f"ws{i}")]
+        nodes += [helper.make_node("DynamicQuantizeLinear", [x], [f"xq{i}", f"xs{i}", f"xzp{i}"]),
+                  helper.make_node("ConvInteger", [f"xq{i}", f"w{i}", f"xzp{i}"], [f"ci{i}"], pads=[1, 1, 1, 1]),
+                  helper.make_node("Cast", [f"ci{i}"], [f"cf{i}"], to=TensorProto.FLOAT),
+                  helper.make_node("Mul", [f"xs{i}", f"ws{i}"], [f"sc{i}"]),
+                  helper.make_node("Mul", [f"cf{i}", f"sc{i}"], [f"cm{i}"]),
+                  helper.make_node("Relu", [f"cm{i}"], [f"r{i}"])]
+        x = f"r{i}"
+    graph = helper.make_graph(nodes, "dynamic_conv",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, c, 56, 56])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="make_quant_models")
+    model.ir_version = 8
+    onnx.save(model, os.path.join(out, "dynamic_conv.onnx"))
+    np.save(os.path.join(out, "dynamic_conv_x.npy"), rng.standard_normal((1, c, 56, 56)).astype(np.float32))
+
+
 def qdq_resnet18(out):
     try:
         import torch
@@ -123,6 +151,7 @@ def main():
         onnx.save(model, os.path.join(out, name + ".onnx"))
         np.save(os.path.join(out, name + "_x.npy"), x)
     dynamic_mlp(out)
+    dynamic_conv(out)
     qdq_resnet18(out)
 
 

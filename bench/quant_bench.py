@@ -64,7 +64,7 @@ def packed_bytes(path):
 
 def main():
     tool, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    models = sys.argv[4:] or ["nbits_decode", "nbits_prefill", "dynamic_mlp"] + \
+    models = sys.argv[4:] or ["nbits_decode", "nbits_prefill", "dynamic_mlp", "dynamic_conv"] + \
         (["qdq_resnet18"] if os.path.exists(f"{out}/qdq_resnet18.onnx") else [])
     ok = True
     rows = []

@@ -6,7 +6,7 @@
 # the models: 8 layers of int4 MatMulNBits, 2048 x 2048, block 32, as
 # onnxruntime-genai ships LLMs, on one row (a decode step) and on 64 rows
 # (a prefill); a dynamically quantized feed-forward stack (DynamicQuantizeLinear,
-# MatMulInteger); with PyTorch, a QDQ ResNet18 it quantized). FLOAT_ROUTE=1 also times the float decomposition
+# MatMulInteger) and convolution stack (ConvInteger); with PyTorch, a QDQ ResNet18 it quantized). FLOAT_ROUTE=1 also times the float decomposition
 # (ONNX2MLIR_NO_QUANT_KERNELS=1) on the first model.
 #   usage: bench/quant_bench.sh [BUILD_DIR] [N]   (default: build 20; files in bench/out)
 set -eu
@@ -18,7 +18,7 @@ tool="$build/onnx2mlir"
 [ -x "$tool" ] || { echo "no $tool: build first (cmake --build $build)" >&2; exit 2; }
 mkdir -p "$out"
 # (qdq_resnet18 where Debian's PyTorch is installed)
-if [ ! -f "$out/dynamic_mlp_x.npy" ] ||
+if [ ! -f "$out/dynamic_conv_x.npy" ] ||
    { [ ! -f "$out/qdq_resnet18.onnx" ] && /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; }; then
   /usr/bin/python3 bench/make_quant_models.py "$out"
 fi

@@ -56,6 +56,12 @@
  * channel; bias i32, any buffer when absent; params i64, rt_internal.h's
  * QC_*). */
 #define O2M_QCONV_CALL "o2m_qconv2d"
+/* ONNX's ConvInteger on 8-bit NCHW tensors (rt_qconv.c):
+ * O2M_CONV_INTEGER_CALL(x, w, x_zp, y, params) on unranked buffers (x i8
+ * holding int8 or uint8, w int8 of zero point 0, x_zp one element i8 (any
+ * buffer when absent, params' QC_X_ZP 0), y i32; params i64 as
+ * O2M_QCONV_CALL's with QC_Y_INT32 set). */
+#define O2M_CONV_INTEGER_CALL "o2m_conv_integer2d"
 /* ONNX's MatMulInteger with a 2-D B (rt_qmatmul.c): O2M_QMATMUL_CALL(A,
  * B, a_zp, Y, params) on unranked buffers (A [..., K], B [K, N], a_zp (one
  * element; any buffer when absent) i8 holding int8 or uint8; Y [..., N]

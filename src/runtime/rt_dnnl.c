@@ -524,20 +524,53 @@ static void rt_pool(memref4 *x, memref4 *y, memref1 *params) {
  * calling thread, which sets this around the call). */
 static _Thread_local const rt_qconv_call *building;
 
+/* The site's primitive of pd (destroyed here) and its memories: weights
+ * reordered from the call's, the zero point's when zp_md. */
+static int make_qconv_parts(kernel_site *s, dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *src_md,
+                            const dnnl_memory_desc_t *dst_md, const dnnl_memory_desc_t *b_md,
+                            const dnnl_memory_desc_t *w_plain, const dnnl_memory_desc_t *zp_md, const rt_qconv_call *c) {
+  const dnnl_memory_desc_t *w_md = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  int ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
+           p_dnnl_memory_create(&s->src, src_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+           p_dnnl_memory_create(&s->dst, dst_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+           p_dnnl_memory_create(&s->bias, b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+           (!zp_md || p_dnnl_memory_create(&s->zp, zp_md, engine, DNNL_MEMORY_NONE) == dnnl_success) &&
+           p_dnnl_memory_create(&s->wei, w_md, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
+           reorder_weights(w_plain, c->w, s->wei);
+  p_dnnl_primitive_desc_destroy(pd);
+  s->weights = (const float *)(const void *)c->w;
+  return ok;
+}
+
 /* y = saturate(round((x - x_zp) * w summed + bias) x_s w_s / y_s) + y_zp)
  * as oneDNN's int8 convolution on the call's channels-last x and y (src
- * zero point, output scales per channel, dst zero point). */
+ * zero point, output scales per channel, dst zero point); with QC_Y_INT32
+ * y = the int32 sums, x's zero point a runtime value. */
 static int build_qconv_site(kernel_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
   (void)x, (void)w, (void)y;
   const rt_qconv_call *c = building;
-  if (!p[QC_NHWC]) return 0; /* its fast kernels read and write NHWC: NCHW ones take the loops */
+  if (!p[QC_NHWC]) return 0; /* its fast kernels read and write NHWC (rt_qconv.c transposes NCHW calls) */
   int64_t f = c->w_dims[0];
+  int sums = p[QC_Y_INT32] != 0;
   conv_shape shape = {c->x_dims, c->y_dims, c->w_dims, p[QC_GROUPS],
-                      {p[QC_X_SIGNED] ? dnnl_s8 : dnnl_u8, p[QC_Y_SIGNED] ? dnnl_s8 : dnnl_u8, dnnl_s8, dnnl_s32},
+                      {p[QC_X_SIGNED] ? dnnl_s8 : dnnl_u8, sums ? dnnl_s32 : p[QC_Y_SIGNED] ? dnnl_s8 : dnnl_u8, dnnl_s8,
+                       dnnl_s32},
                       p[QC_HAS_BIAS] != 0, p + QC_STRIDE, p + QC_PAD, p + QC_DILATION};
-  dnnl_memory_desc_t src_md, dst_md, w_plain, b_md;
+  dnnl_memory_desc_t src_md, dst_md, w_plain, b_md, zp_md;
   dnnl_convolution_desc_t cd;
-  if (!conv_desc(&shape, &cd, &src_md, &dst_md, &w_plain, &b_md)) return 0;
+  int64_t one = 1;
+  if (!conv_desc(&shape, &cd, &src_md, &dst_md, &w_plain, &b_md) || !typed_desc(&zp_md, 1, &one, dnnl_s32, dnnl_x))
+    return 0;
+  if (sums) {
+    const int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    int ok = p_dnnl_primitive_attr_create(&attr) == dnnl_success &&
+             (!p[QC_X_ZP] || p_dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp) == dnnl_success) &&
+             p_dnnl_primitive_desc_create(&pd, &cd, attr, engine, NULL) == dnnl_success;
+    if (attr) p_dnnl_primitive_attr_destroy(attr);
+    return ok && make_qconv_parts(s, pd, &src_md, &dst_md, &b_md, &w_plain, &zp_md, c);
+  }
   float x_scale, y_scale, *scales = malloc((size_t)f * sizeof(float));
   memcpy(&x_scale, &p[QC_X_SCALE], sizeof(float));
   memcpy(&y_scale, &p[QC_Y_SCALE], sizeof(float));
@@ -552,26 +585,20 @@ static int build_qconv_site(kernel_site *s, const int64_t *p, const memref4 *x, 
            p_dnnl_primitive_desc_create(&pd, &cd, attr, engine, NULL) == dnnl_success;
   free(scales);
   if (attr) p_dnnl_primitive_attr_destroy(attr);
-  if (!ok) return 0;
-  const dnnl_memory_desc_t *w_md = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
-       p_dnnl_memory_create(&s->src, &src_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
-       p_dnnl_memory_create(&s->dst, &dst_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
-       p_dnnl_memory_create(&s->bias, &b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
-       p_dnnl_memory_create(&s->wei, w_md, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
-       reorder_weights(&w_plain, c->w, s->wei);
-  p_dnnl_primitive_desc_destroy(pd);
-  s->weights = (const float *)(const void *)c->w;
-  return ok;
+  return ok && make_qconv_parts(s, pd, &src_md, &dst_md, &b_md, &w_plain, NULL, c);
 }
 
 static int run_qconv_site(kernel_site *s, const rt_qconv_call *c) {
+  int32_t zp = c->x_zp;
   dnnl_exec_arg_t conv[4] = {{DNNL_ARG_SRC, s->src}, {DNNL_ARG_WEIGHTS, s->wei}, {DNNL_ARG_DST, s->dst},
-                             {DNNL_ARG_BIAS, s->bias}};
+                             c->bias ? (dnnl_exec_arg_t){DNNL_ARG_BIAS, s->bias}
+                                     : (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, s->zp}};
+  int extra = c->bias || s->zp;
   return (!c->bias || p_dnnl_memory_set_data_handle(s->bias, (void *)(uintptr_t)c->bias) == dnnl_success) &&
+         (!s->zp || p_dnnl_memory_set_data_handle(s->zp, &zp) == dnnl_success) &&
          p_dnnl_memory_set_data_handle(s->src, (void *)(uintptr_t)c->x) == dnnl_success &&
          p_dnnl_memory_set_data_handle(s->dst, c->y) == dnnl_success &&
-         p_dnnl_primitive_execute(s->prim, stream, c->bias ? 4 : 3, conv) == dnnl_success &&
+         p_dnnl_primitive_execute(s->prim, stream, extra ? 4 : 3, conv) == dnnl_success &&
          p_dnnl_stream_wait(stream) == dnnl_success;
 }
 

@@ -24,6 +24,7 @@ o2m_rt_symbol rt_branch_failed_symbol(void);
 o2m_rt_symbol rt_profile_symbol(void);
 o2m_rt_symbol rt_nbits_symbol(void);
 o2m_rt_symbol rt_qconv_symbol(void);
+o2m_rt_symbol rt_conv_integer_symbol(void);
 o2m_rt_symbol rt_qmatmul_symbol(void);
 o2m_rt_symbol rt_dynquant_symbol(void);
 o2m_rt_symbol rt_parallel_symbol(void);
@@ -46,8 +47,8 @@ const void *o2m_rt_dense(o2m_rt_unranked *m, int64_t esize, void **owned);
  * params (int64: 0 (unused; state is kept per weights), bias there, strides, pads top/left/bottom/
  * right, dilations, groups, whether x and y are int8 (else uint8), the
  * zero points of x and y, the scales of x and y as float bits, whether x
- * and y are channels last) and its dense operands; dims in NCHW order
- * whatever the layout. */
+ * and y are channels last, whether y is ConvInteger's int32 sums) and its
+ * dense operands; dims in NCHW order whatever the layout. */
 enum {
   QC_SITE,
   QC_HAS_BIAS,
@@ -62,6 +63,7 @@ enum {
   QC_X_SCALE,
   QC_Y_SCALE,
   QC_NHWC, /* x and y channels last: [N, H, W, C] (else NCHW) */
+  QC_Y_INT32, /* ConvInteger's (O2M_CONV_INTEGER_CALL): y the int32 sums, x's zero point given per call */
   QC_COUNT
 };
 typedef struct rt_qconv_call {
@@ -72,6 +74,7 @@ typedef struct rt_qconv_call {
   const float *w_scales; /* n_scales: 1, or one per output channel */
   int64_t n_scales;
   const int32_t *bias; /* NULL, or F */
+  int32_t x_zp;        /* with QC_Y_INT32 (else p [QC_X_ZP]) */
   void *y;
 } rt_qconv_call;
 /* The call through oneDNN's int8 convolution (rt_dnnl.c); 0 when it

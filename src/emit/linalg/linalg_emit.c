@@ -44,6 +44,7 @@ static lw_lower_fn jit_lowering_for(int for_jit, const char *domain, const char 
   if (!domain[0] && (for_jit & O2M_JIT_QUANT) && (for_jit & O2M_JIT_DNNL)) {
     if (strcmp(op_type, "QLinearConv") == 0) return lw_lower_qlinear_conv;
     if (strcmp(op_type, "MatMulInteger") == 0) return lw_lower_matmul_integer;
+    if (strcmp(op_type, "ConvInteger") == 0) return lw_lower_conv_integer;
   }
   if (!domain[0] && (for_jit & O2M_JIT_QUANT) && strcmp(op_type, "DynamicQuantizeLinear") == 0)
     return lw_lower_dynamic_quantize;

@@ -111,6 +111,7 @@ int lw_jit_keeps_quant(int for_jit, const o2m_node *n);
 o2m_status lw_lower_matmul_nbits(lw_ctx *cx);
 o2m_status lw_lower_qlinear_conv(lw_ctx *cx);
 o2m_status lw_lower_matmul_integer(lw_ctx *cx);
+o2m_status lw_lower_conv_integer(lw_ctx *cx);
 o2m_status lw_lower_dynamic_quantize(lw_ctx *cx);
 o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx);
 

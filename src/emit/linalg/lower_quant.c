@@ -28,6 +28,11 @@
  *   point one element (dynamic quantization's, known at run time), with
  *   oneDNN there: one call of O2M_QMATMUL_CALL (rt_qmatmul.c).
  *
+ *   ConvInteger(x, w, x_zp?, w_zp?), 2-D, on static 8-bit NCHW x, int8 w
+ *   of zero point 0, x's zero point one element (known at run time), with
+ *   oneDNN there: one call of O2M_CONV_INTEGER_CALL (rt_qconv.c: oneDNN's
+ *   int8 convolution with a runtime source zero point, y the int32 sums).
+ *
  *   DynamicQuantizeLinear(x) on float32: one call of O2M_DYNQUANT_CALL
  *   (rt_dynquant.c) writing y and the 0-d scale and zero point.
  *
@@ -106,17 +111,31 @@ static int static_4d(const o2m_value *v) {
   return 1;
 }
 
+/* The window params of a 2-D convolution node (QC_STRIDE, QC_PAD,
+ * QC_DILATION, QC_GROUPS); 0 when it is not 2-D. */
+static int window_params(lw_ctx *cx, int64_t *p) {
+  if (!lw_attr_ints_or(cx, "strides", 2, 1, p + QC_STRIDE) || !lw_attr_ints_or(cx, "pads", 4, 0, p + QC_PAD) ||
+      !lw_attr_ints_or(cx, "dilations", 2, 1, p + QC_DILATION))
+    return 0;
+  p[QC_GROUPS] = lw_attr_int(cx, "group", 1);
+  return 1;
+}
+
+/* No auto_pad other than NOTSET: the pads as written. */
+static int explicit_pads(const o2m_node *n) {
+  const o2m_attr *pad = o2m_node_attr(n, "auto_pad");
+  return !pad || pad->type != O2M_ATTR_STRING || (pad->s.len == 6 && memcmp(pad->s.ptr, "NOTSET", 6) == 0);
+}
+
 /* Also asked of fuse_qdq's probe (no outputs: y's type is y_zp's). */
 static int keeps_qlinear_conv(const o2m_node *n) {
   const o2m_value *x = input(n, QX), *w = input(n, QW), *y = n->n_outputs == 1 ? n->outputs[0] : NULL;
-  const o2m_attr *pad = o2m_node_attr(n, "auto_pad");
   if (n->n_outputs == 0) y = input(n, QY_ZP);
   if (!static_4d(x) || !static_4d(w) || !y || (n->n_outputs && !static_4d(y)) || !is_8bit(x) ||
       !elem_is(w, O2M_DT_INT8) || !is_8bit(y))
     return 0;
   int64_t f = w->type.dims[0].size;
-  return (!pad || pad->type != O2M_ATTR_STRING || (pad->s.len == 6 && memcmp(pad->s.ptr, "NOTSET", 6) == 0)) &&
-         known_of(input(n, QX_S), 1, 0) && known_of(input(n, QX_ZP), 1, 1) && known_of(input(n, QW_S), f, 0) &&
+  return explicit_pads(n) && known_of(input(n, QX_S), 1, 0) && known_of(input(n, QX_ZP), 1, 1) && known_of(input(n, QW_S), f, 0) &&
          all_zero(input(n, QW_ZP)) && known_of(input(n, QY_S), 1, 0) && known_of(input(n, QY_ZP), 1, 1) &&
          (!input(n, QB) || elem_is(input(n, QB), O2M_DT_INT32));
 }
@@ -132,10 +151,7 @@ o2m_status lw_lower_qlinear_conv(lw_ctx *cx) {
   const o2m_node *n = cx->node;
   if (!keeps_qlinear_conv(n) || n->n_outputs != 1) return lw_unsupported(cx, "a QLinearConv the kernel does not take");
   int64_t p[QC_COUNT] = {0, input(n, QB) != NULL};
-  if (!lw_attr_ints_or(cx, "strides", 2, 1, p + QC_STRIDE) || !lw_attr_ints_or(cx, "pads", 4, 0, p + QC_PAD) ||
-      !lw_attr_ints_or(cx, "dilations", 2, 1, p + QC_DILATION))
-    return lw_unsupported(cx, "a QLinearConv that is not 2-D");
-  p[QC_GROUPS] = lw_attr_int(cx, "group", 1);
+  if (!window_params(cx, p)) return lw_unsupported(cx, "a QLinearConv that is not 2-D");
   p[QC_X_SIGNED] = elem_is(input(n, QX), O2M_DT_INT8);
   p[QC_Y_SIGNED] = elem_is(n->outputs[0], O2M_DT_INT8);
   p[QC_X_ZP] = input(n, QX_ZP) ? (int64_t)o2m_tensor_get_float(known(input(n, QX_ZP)), 0) : 0;
@@ -164,6 +180,46 @@ o2m_status lw_lower_qlinear_conv(lw_ctx *cx) {
     return lw_error(cx, "internal: cannot call the 8-bit convolution kernel");
   MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, y_type, "restrict, writable");
   return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take QLinearConv's result") : lw_set_out(cx, 0, out);
+}
+
+/* ---- ConvInteger ---------------------------------------------------------------------- */
+
+enum { CI_X, CI_W, CI_X_ZP, CI_W_ZP };
+
+static int keeps_conv_integer(const o2m_node *n) {
+  const o2m_value *x = input(n, CI_X), *w = input(n, CI_W), *x_zp = input(n, CI_X_ZP);
+  return n->n_outputs == 1 && static_4d(x) && static_4d(w) && static_4d(n->outputs[0]) && is_8bit(x) &&
+         elem_is(w, O2M_DT_INT8) && elem_is(n->outputs[0], O2M_DT_INT32) && all_zero(input(n, CI_W_ZP)) &&
+         (!x_zp || (x_zp->type.rank == 0 || (x_zp->type.rank == 1 && x_zp->type.dims[0].size == 1))) &&
+         explicit_pads(n);
+}
+
+o2m_status lw_lower_conv_integer(lw_ctx *cx) {
+  const o2m_node *n = cx->node;
+  if (!keeps_conv_integer(n)) return lw_unsupported(cx, "a ConvInteger the kernel does not take");
+  int64_t p[QC_COUNT] = {0};
+  if (!window_params(cx, p)) return lw_unsupported(cx, "a ConvInteger that is not 2-D");
+  p[QC_X_SIGNED] = elem_is(input(n, CI_X), O2M_DT_INT8);
+  p[QC_X_ZP] = input(n, CI_X_ZP) != NULL; /* given per call */
+  p[QC_Y_INT32] = 1;
+  const o2m_type *yt = lw_out_type(cx, 0);
+  MlirType i32 = lw_type(cx, "i32");
+  int64_t sizes[4];
+  for (int k = 0; k < 4; k++) sizes[k] = yt->dims[k].size;
+  static const char i8_any[] = "memref<*xi8>", i32_any[] = "memref<*xi32>", i64_any[] = "memref<*xi64>";
+  MlirValue y = lw_kernel_result(cx, i32, 4, sizes, NULL);
+  MlirValue x_buf = lw_kernel_operand(cx, lw_in(cx, CI_X), i8_any);
+  MlirValue args[5] = {x_buf, lw_kernel_operand(cx, lw_in(cx, CI_W), i8_any),
+                       input(n, CI_X_ZP) ? lw_kernel_operand(cx, lw_in(cx, CI_X_ZP), i8_any) : x_buf,
+                       mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, i32_any), NULL),
+                       lw_kernel_operand(cx, lw_const_i64_tensor(cx, p, QC_COUNT), i64_any)};
+  for (int i = 0; i < 5; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass ConvInteger's operands");
+  lw_declare_kernel(cx, O2M_CONV_INTEGER_CALL, "(memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi32>, memref<*xi64>) -> ()");
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 5, args, 0, NULL, "callee = @" O2M_CONV_INTEGER_CALL, 0)))
+    return lw_error(cx, "internal: cannot call the 8-bit convolution kernel");
+  MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, lw_tensor_type(cx, yt), "restrict, writable");
+  return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take ConvInteger's result") : lw_set_out(cx, 0, out);
 }
 
 /* ---- MatMulInteger ------------------------------------------------------------------- */
@@ -275,6 +331,7 @@ int lw_jit_keeps_quant(int for_jit, const o2m_node *n) {
     return (for_jit & O2M_JIT_DNNL) && keeps_qlinear_conv(n);
   if (!n->domain[0] && strcmp(n->op_type, "MatMulInteger") == 0)
     return (for_jit & O2M_JIT_DNNL) && keeps_matmul_integer(n);
+  if (!n->domain[0] && strcmp(n->op_type, "ConvInteger") == 0) return (for_jit & O2M_JIT_DNNL) && keeps_conv_integer(n);
   if (!n->domain[0] && strcmp(n->op_type, "DynamicQuantizeLinear") == 0) return keeps_dynamic_quantize(n);
   /* QDQ's MatMul: fused (fuse_qdq asks with no outputs) when its product
    * can be the kernel's, then never kept: it decomposes into MatMulInteger
