@@ -10,7 +10,9 @@
  *       channels_last: NHWC, through transposes)
  *   QLinearConcat(Y_s, Y_zp, X0, X0_s, X0_zp, ...)
  *   QGemm(A, a_s, a_zp, B, b_s, b_zp, C?, y_s?, y_zp?): alpha op(A) op(B)
- *       + C, C an int32 bias of scale a_s b_s alpha; float without y_s
+ *       + C, C an int32 bias of scale a_s b_s alpha; float without y_s;
+ *       without transA, as the scaled MatMulInteger below where the
+ *       target keeps it (a stored B^T for transB)
  *   MatMulIntegerToFloat(A, B, a_s, b_s, a_zp?, b_zp?, bias?)
  *   DynamicQuantizeMatMul(A, B, b_s, b_zp?, bias?): A quantized by ONNX's
  *       DynamicQuantizeLinear first, as onnxruntime does; both as
@@ -31,6 +33,7 @@
 #include <string.h>
 
 #include "transform/decompose_kit.h"
+#include "util/diag.h"
 
 /* (x - zp) * scale in float; zp NULL is zero. */
 static o2m_value *dequant(o2m_rewriter *rw, o2m_value *x, o2m_value *scale, o2m_value *zp) {
@@ -133,24 +136,6 @@ o2m_status o2m_decompose_qlinear_concat(o2m_rewriter *rw) {
 
 /* ---- matmuls ---------------------------------------------------------------------- */
 
-o2m_status o2m_decompose_qgemm(o2m_rewriter *rw) {
-  o2m_value *a_s = o2m_rw_in(rw, 1), *b_s = o2m_rw_in(rw, 4);
-  o2m_value *in[3] = {dequant(rw, o2m_rw_in(rw, 0), a_s, o2m_rw_in(rw, 2)),
-                      dequant(rw, o2m_rw_in(rw, 3), b_s, o2m_rw_in(rw, 5)), NULL};
-  double alpha = o2m_rw_attr_f(rw, "alpha", 1.0f);
-  if (o2m_rw_in(rw, 6)) {
-    o2m_value *c_scale = xk_op2(rw, "Mul", xk_op2(rw, "Mul", a_s, b_s), xk_scalar_like(rw, a_s, alpha));
-    in[2] = dequant(rw, o2m_rw_in(rw, 6), c_scale, NULL);
-  }
-  o2m_attr attrs[3] = {o2m_rw_attr_float("alpha", (float)alpha),
-                       o2m_rw_attr_int("transA", o2m_rw_attr_i(rw, "transA", 0)),
-                       o2m_rw_attr_int("transB", o2m_rw_attr_i(rw, "transB", 0))};
-  if (!in[0] || !in[1] || (o2m_rw_in(rw, 6) && !in[2])) return xk_failed(rw);
-  o2m_value *y = o2m_rw_op(rw, "Gemm", in[2] ? 3 : 2, in, attrs, 3);
-  if (!o2m_rw_in(rw, 7)) return xk_bind(rw, 0, y);
-  return xk_bind(rw, 0, requant(rw, y, o2m_rw_in(rw, 7), o2m_rw_in(rw, 8), o2m_rw_in(rw, 0)));
-}
-
 /* MatMul of the dequantized operands plus an optional bias, as output 0. */
 static o2m_status float_matmul(o2m_rewriter *rw, o2m_value *a, o2m_value *b, o2m_value *bias) {
   o2m_value *in[2] = {a, b};
@@ -168,17 +153,37 @@ static int one_or_none(const o2m_value *v) {
   return n == 1;
 }
 
+/* A stored 2-D 8-bit B [N, K] as a stored [K, N] constant; NULL when B
+ * is not such. */
+static o2m_value *stored_transposed(o2m_rewriter *rw, o2m_value *b) {
+  const o2m_tensor *t = o2m_value_stored(b);
+  if (!t || t->rank != 2 || !t->data || o2m_dtype_bits(t->dtype) != 8 || t->dtype == O2M_DT_BOOL) return NULL;
+  int64_t n = t->dims[0], k = t->dims[1], dims[2] = {k, n};
+  o2m_infer_ctx ctx = {rw->model, &rw->model->arena, rw->diag, rw->graph, rw->node, 0};
+  o2m_tensor *out = o2m_tensor_new(&ctx, t->dtype, 2, dims);
+  if (!out) {
+    o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  uint8_t *to = (uint8_t *)(uintptr_t)out->data;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < k; j++) to[j * n + i] = t->data[i * k + j];
+  return o2m_rw_const_tensor(rw, out);
+}
+
 /* (A - a_zp) (B - b_zp) a_s b_s + bias as onnxruntime computes it: the
  * integer product (MatMulInteger, exact in int32) scaled once in float,
  * for a target that keeps that MatMulInteger (its integer units). A's
  * scale and zero point must be one element each (B's: one, or one per
  * column); else NULL. */
 static o2m_value *scaled_integer_product(o2m_rewriter *rw, o2m_value *a, o2m_value *b, o2m_value *a_s, o2m_value *b_s,
-                                         o2m_value *a_zp, o2m_value *b_zp, o2m_value *bias) {
+                                         o2m_value *a_zp, o2m_value *b_zp, o2m_value *bias, int transposed_b) {
   if (!one_or_none(a_s) || !one_or_none(a_zp) || xk_rank(b) != 2 || xk_rank(b_s) > 1 || (b_zp && xk_rank(b_zp) > 1))
     return NULL;
   o2m_value *in[4] = {a, b, a_zp, b_zp};
+  /* asked with B as it is (the target judges a stored 2-D B alike either way) */
   if (!o2m_rw_target_keeps(rw, "MatMulInteger", 4, in)) return NULL; /* the float form serves it better */
+  if (transposed_b && !(in[1] = stored_transposed(rw, b))) return NULL;
   if (!a_zp && b_zp) in[2] = xk_scalar(rw, xk_elem(a), 0);
   o2m_value *acc = o2m_rw_op(rw, "MatMulInteger", b_zp ? 4 : a_zp ? 3 : 2, in, NULL, 0);
   o2m_dtype f = xk_elem(a_s) ? xk_elem(a_s) : O2M_DT_FLOAT;
@@ -186,9 +191,54 @@ static o2m_value *scaled_integer_product(o2m_rewriter *rw, o2m_value *a, o2m_val
   return bias ? xk_op2(rw, "Add", y, bias) : y;
 }
 
+/* QGemm as written: the dequantized operands' Gemm, requantized when y_s is
+ * given. */
+static o2m_status float_qgemm(o2m_rewriter *rw, double alpha) {
+  o2m_value *a_s = o2m_rw_in(rw, 1), *b_s = o2m_rw_in(rw, 4), *b_zp = o2m_rw_in(rw, 5);
+  /* per-column scales and zero points: along B's rows when B is stored [N, K] */
+  o2m_value *b_s_of_b = b_s, *b_zp_of_b = b_zp;
+  if (o2m_rw_attr_i(rw, "transB", 0) && !one_or_none(b_s)) b_s_of_b = xk_unsqueeze(rw, b_s, (const int64_t[]){1}, 1);
+  if (o2m_rw_attr_i(rw, "transB", 0) && !one_or_none(b_zp)) b_zp_of_b = xk_unsqueeze(rw, b_zp, (const int64_t[]){1}, 1);
+  o2m_value *in[3] = {dequant(rw, o2m_rw_in(rw, 0), a_s, o2m_rw_in(rw, 2)),
+                      dequant(rw, o2m_rw_in(rw, 3), b_s_of_b, b_zp_of_b), NULL};
+  if (o2m_rw_in(rw, 6)) {
+    o2m_value *c_scale = xk_op2(rw, "Mul", xk_op2(rw, "Mul", a_s, b_s), xk_scalar_like(rw, a_s, alpha));
+    in[2] = dequant(rw, o2m_rw_in(rw, 6), c_scale, NULL);
+  }
+  o2m_attr attrs[3] = {o2m_rw_attr_float("alpha", (float)alpha),
+                       o2m_rw_attr_int("transA", o2m_rw_attr_i(rw, "transA", 0)),
+                       o2m_rw_attr_int("transB", o2m_rw_attr_i(rw, "transB", 0))};
+  if (!in[0] || !in[1] || (o2m_rw_in(rw, 6) && !in[2])) return xk_failed(rw);
+  o2m_value *y = o2m_rw_op(rw, "Gemm", in[2] ? 3 : 2, in, attrs, 3);
+  if (!o2m_rw_in(rw, 7)) return xk_bind(rw, 0, y);
+  return xk_bind(rw, 0, requant(rw, y, o2m_rw_in(rw, 7), o2m_rw_in(rw, 8), o2m_rw_in(rw, 0)));
+}
+
+/* QGemm on the integer units where the target keeps the product
+ * (scaled_integer_product; transB's stored B taken as a stored B^T: an
+ * 8-bit copy made at import, no float one), then alpha, C (an int32 bias
+ * of scale a_s b_s alpha) and the requantization; else float_qgemm. */
+o2m_status o2m_decompose_qgemm(o2m_rewriter *rw) {
+  double alpha = o2m_rw_attr_f(rw, "alpha", 1.0f);
+  o2m_value *a_s = o2m_rw_in(rw, 1), *b_s = o2m_rw_in(rw, 4);
+  o2m_value *y = o2m_rw_attr_i(rw, "transA", 0)
+                     ? NULL
+                     : scaled_integer_product(rw, o2m_rw_in(rw, 0), o2m_rw_in(rw, 3), a_s, b_s, o2m_rw_in(rw, 2),
+                                              o2m_rw_in(rw, 5), NULL, o2m_rw_attr_i(rw, "transB", 0) != 0);
+  if (!y) return float_qgemm(rw, alpha);
+  if (alpha != 1.0) y = xk_op2(rw, "Mul", y, xk_scalar_like(rw, y, alpha));
+  if (o2m_rw_in(rw, 6)) {
+    o2m_value *c_scale = xk_op2(rw, "Mul", xk_op2(rw, "Mul", a_s, b_s), xk_scalar_like(rw, a_s, alpha));
+    y = xk_op2(rw, "Add", y, dequant(rw, o2m_rw_in(rw, 6), c_scale, NULL));
+  }
+  if (!y) return xk_failed(rw);
+  if (!o2m_rw_in(rw, 7)) return xk_bind(rw, 0, y);
+  return xk_bind(rw, 0, requant(rw, y, o2m_rw_in(rw, 7), o2m_rw_in(rw, 8), o2m_rw_in(rw, 0)));
+}
+
 o2m_status o2m_decompose_matmul_integer_to_float(o2m_rewriter *rw) {
   o2m_value *y = scaled_integer_product(rw, o2m_rw_in(rw, 0), o2m_rw_in(rw, 1), o2m_rw_in(rw, 2), o2m_rw_in(rw, 3),
-                                        o2m_rw_in(rw, 4), o2m_rw_in(rw, 5), o2m_rw_in(rw, 6));
+                                        o2m_rw_in(rw, 4), o2m_rw_in(rw, 5), o2m_rw_in(rw, 6), 0);
   if (y) return xk_bind(rw, 0, y);
   return float_matmul(rw, dequant(rw, o2m_rw_in(rw, 0), o2m_rw_in(rw, 2), o2m_rw_in(rw, 4)),
                       dequant(rw, o2m_rw_in(rw, 1), o2m_rw_in(rw, 3), o2m_rw_in(rw, 5)), o2m_rw_in(rw, 6));
@@ -200,7 +250,7 @@ o2m_status o2m_decompose_dynamic_quantize_matmul(o2m_rewriter *rw) {
   o2m_value **q = o2m_rw_node(rw, "DynamicQuantizeLinear", 1, &a, 3, NULL, 0);
   if (!q) return xk_failed(rw);
   o2m_value *y = scaled_integer_product(rw, q[0], o2m_rw_in(rw, 1), q[1], o2m_rw_in(rw, 2), q[2], o2m_rw_in(rw, 3),
-                                        o2m_rw_in(rw, 4));
+                                        o2m_rw_in(rw, 4), 0);
   if (y) return xk_bind(rw, 0, y);
   return float_matmul(rw, dequant(rw, q[0], q[1], q[2]),
                       dequant(rw, o2m_rw_in(rw, 1), o2m_rw_in(rw, 2), o2m_rw_in(rw, 3)), o2m_rw_in(rw, 4));

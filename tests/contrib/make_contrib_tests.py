@@ -304,6 +304,17 @@ case("qgemm_float_alpha", [helper.make_node("QGemm", ["a", "a_s", "a_zp", "b", "
 case("qgemm_trans_b", [helper.make_node("QGemm", ["a", "a_s", "a_zp", "b", "b_s", "b_zp"], ["y"], domain=MS,
                                         transB=1)], [("a", (3, 4), U8)], ["y"],
      gemm_q[:2] + [("b", random_of((5, 4), U8))] + gemm_q[3:5])
+# int8 weights of zero point 0: the JIT's integer route (MatMulInteger on
+# oneDNN's int8 product; transB's weights taken transposed)
+case("qgemm_int8_trans_b", [helper.make_node("QGemm", ["a", "a_s", "a_zp", "b", "b_s", "b_zp", "c", "y_s", "y_zp"],
+                                             ["y"], domain=MS, transB=1)], [("a", (6, 64), U8)], QY,
+     [("a_s", scalar(0.02)), ("a_zp", scalar(121, U8)), ("b", random_of((32, 64), I8)),
+      ("b_s", (rng.random(32) * 0.004 + 0.001).astype(np.float32)), ("b_zp", np.zeros(32, np.int8)),
+      ("c", rng.integers(-3000, 3000, 32).astype(np.int32)), ("y_s", scalar(0.05)), ("y_zp", scalar(128, U8))])
+case("qgemm_int8_float_alpha", [helper.make_node("QGemm", ["a", "a_s", "a_zp", "b", "b_s", "b_zp", "c"], ["y"],
+                                                 domain=MS, alpha=0.5)], [("a", (6, 64), U8)], ["y"],
+     [("a_s", scalar(0.02)), ("a_zp", scalar(121, U8)), ("b", random_of((64, 32), I8)), ("b_s", scalar(0.003)),
+      ("b_zp", scalar(0, I8)), ("c", rng.integers(-3000, 3000, 32).astype(np.int32))])
 case("matmul_integer_to_float", [helper.make_node("MatMulIntegerToFloat",
                                                   ["a", "b", "a_s", "b_s", "a_zp", "b_zp", "bias"], ["y"], domain=MS)],
      [("a", (2, 3, 4), U8)], ["y"],

@@ -225,7 +225,7 @@ o2m_status lw_lower_conv_integer(lw_ctx *cx) {
 /* ---- MatMulInteger ------------------------------------------------------------------- */
 
 /* A [..., K] 8-bit, B [K, N] a stored int8 tensor of zero point 0 or uint8
- * of zero point 128 (oneDNN's form), A's zero point one element (a value
+ * of zero point 128 (oneDNN's form; per column, all alike), A's zero point one element (a value
  * known at run time: dynamic quantization's). Operands at a, b, a_zp,
  * b_zp of n (MatMulInteger's 0..3; QLinearMatMul's 0, 3, 2, 5). */
 static int product_operands(const o2m_node *n, int a_at, int b_at, int a_zp_at, int b_zp_at) {
@@ -237,7 +237,11 @@ static int product_operands(const o2m_node *n, int a_at, int b_at, int a_zp_at, 
   if (a_zp && (a_zp->type.rank < 0 || (a_zp->type.rank == 1 && a_zp->type.dims[0].size != 1) || a_zp->type.rank > 1))
     return 0;
   double want = elem_is(b, O2M_DT_UINT8) ? 128 : 0;
-  return b_zp ? bz && bz->data && bz->count == 1 && o2m_tensor_get_float(bz, 0) == want : want == 0;
+  if (!b_zp) return want == 0;
+  if (!bz || !bz->data || bz->count < 1) return 0;
+  for (int64_t i = 0; i < bz->count; i++) /* per tensor, or per column all alike */
+    if (o2m_tensor_get_float(bz, i) != want) return 0;
+  return 1;
 }
 
 /* Also asked before a rule writes one (no outputs). */
