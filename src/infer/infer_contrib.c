@@ -83,7 +83,8 @@ static int64_t count_of(o2m_infer_ctx *ctx, int i) {
  * checked against each other: K, N positive, block_size a power of two of
  * at least 16, bits 2 to 8, A's last dim K, B [N, blocks, block_size *
  * bits / 8], scales N * blocks, zero points N * blocks (float) or N *
- * ceil(blocks * bits / 8) (packed uint8), finite scales. */
+ * ceil(blocks * bits / 8) (packed uint8), finite scales, a known g_idx K
+ * blocks. */
 o2m_status o2m_infer_matmul_nbits(o2m_infer_ctx *ctx) {
   if (!o2m_out_present(ctx, 0)) return O2M_OK;
   const o2m_type *a = o2m_in_type(ctx, 0);
@@ -106,6 +107,14 @@ o2m_status o2m_infer_matmul_nbits(o2m_infer_ctx *ctx) {
     int64_t want = o2m_in_type(ctx, 3)->elem == O2M_DT_UINT8 ? n * ((blocks * bits + 7) / 8) : n * blocks;
     if (z_count != want)
       return o2m_infer_error(ctx, "zero_points has %lld elements, not %lld", (long long)z_count, (long long)want);
+  }
+  const o2m_tensor *groups = o2m_in_present(ctx, 4) ? o2m_in_known(ctx, 4) : NULL;
+  if (groups && groups->data && groups->count != k)
+    return o2m_infer_error(ctx, "g_idx has %lld elements, not K = %lld", (long long)groups->count, (long long)k);
+  for (int64_t i = 0; groups && groups->data && i < groups->count; i++) {
+    double g = o2m_tensor_get_float(groups, i);
+    if (g < 0 || g >= (double)blocks)
+      return o2m_infer_error(ctx, "g_idx[%lld] is %.0f, not a block (0 to %lld)", (long long)i, g, (long long)(blocks - 1));
   }
   o2m_status s = o2m_check_scale(ctx, 2, "scales", 0);
   if (s) return s;

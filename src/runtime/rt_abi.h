@@ -45,10 +45,11 @@
 #define O2M_NMS_CALL "o2m_nms_f32"
 /* onnxruntime's MatMulNBits on float32, the weights read packed
  * (rt_nbits.c): O2M_MATMUL_NBITS_CALL(A, B, scales, zero points packed,
- * zero points float, bias, Y, K, N, bits, block_size, flags) on unranked
- * buffers (A, scales, float zero points, bias, Y float32; B and packed
- * zero points i8), flags 1 | 2 | 4: packed zero points, float zero points,
- * bias there (an absent one is passed as any buffer). */
+ * zero points float, bias, g_idx, Y, K, N, bits, block_size, flags) on
+ * unranked buffers (A, scales, float zero points, bias, Y float32; B and
+ * packed zero points i8; g_idx i32), flags 1 | 2 | 4 | 8: packed zero
+ * points, float zero points, bias, g_idx there (an absent one is passed
+ * as any buffer). */
 #define O2M_MATMUL_NBITS_CALL "o2m_matmul_nbits_f32"
 /* ONNX's QLinearConv on 8-bit NCHW tensors (rt_qconv.c):
  * O2M_QCONV_CALL(x, w, w_scales, bias, y, params) on unranked buffers (x,

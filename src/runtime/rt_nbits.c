@@ -4,7 +4,9 @@
  * Owns: Y [..., N] = A [..., K] W^T (+ bias), W [N, K] given as B [N,
  * blocks, block_size * bits / 8]: 2-, 4- or 8-bit values packed low bits
  * first, each block of block_size along K with a float scale s and a zero
- * point z (packed uint8, float, or 2^(bits-1) when absent), w = (q - z) s.
+ * point z (packed uint8, float, or 2^(bits-1) when absent), w = (q - z) s;
+ * with g_idx, k's scale and zero point are those of block g_idx [k] (such
+ * calls take the tiles, whatever their rows).
  * No float copy of the whole matrix is ever made:
  *   a few rows (decode): per column and block, the dot product of the
  *     packed values with A's block, scaled once: s (q . a - z sum(a)); A's
@@ -34,7 +36,7 @@ typedef float rt_ufloat __attribute__((aligned(1)));
 
 
 /* What the call describes (flags: which optional inputs are there). */
-enum { HAS_ZP_PACKED = 1, HAS_ZP_FLOAT = 2, HAS_BIAS = 4 };
+enum { HAS_ZP_PACKED = 1, HAS_ZP_FLOAT = 2, HAS_BIAS = 4, HAS_G_IDX = 8 };
 
 typedef struct nbits_weights {
   const uint8_t *b;         /* [n, blocks * blob] */
@@ -42,6 +44,7 @@ typedef struct nbits_weights {
   const uint8_t *zp_packed;  /* [n, zp_row], or NULL */
   const rt_ufloat *zp_float; /* [n, blocks], or NULL */
   const rt_ufloat *bias;     /* [n], or NULL */
+  const int32_t *g_idx;      /* [k]: each k's block of scales and zero points, or NULL (k / block) */
   int64_t k, n, blocks, block, bits, blob, zp_row;
 } nbits_weights;
 
@@ -198,6 +201,18 @@ static inline __attribute__((always_inline)) void dequantize_row(const nbits_wei
   }
 }
 
+/* The same with each k's scale and zero point those of block g_idx [k]
+ * (the packed values stay in blocks of k / block). */
+static void dequantize_row_groups(const nbits_weights *w, int64_t c, const uint8_t *row, float *out) {
+  int64_t per = 8 / w->bits, mask = (1 << w->bits) - 1;
+  for (int64_t k = 0; k < w->k; k++) {
+    int64_t at = k % w->block, g = w->g_idx[k];
+    int64_t q = (row[k / w->block * w->blob + at / per] >> (at % per * w->bits)) & mask;
+    float s = w->scales[c * w->blocks + g];
+    out[k] = (float)q * s - zero_at(w, c, g) * s;
+  }
+}
+
 /* Lanes of two vectors x, y (0..15 of x, 16..31 of y) for one round of
  * transpose16, bit b: the pair's first row keeps its lanes whose bit b is
  * 0 and takes the other row's for the rest; the second the converse. */
@@ -285,6 +300,10 @@ PER_CPU static void dequantize_columns(const nbits_weights *w, int64_t c0, int64
   for (int64_t c = c0; c < c1; c++) {
     const uint8_t *row = w->b + c * row_bytes;
     float *out = tile + (c - c0) * ld;
+    if (w->g_idx) {
+      dequantize_row_groups(w, c, row, out);
+      continue;
+    }
     switch (w->bits) {
     case 2: dequantize_row(w, c, row, out, 2); break;
     case 4: dequantize_row(w, c, row, out, 4); break;
@@ -323,7 +342,7 @@ static void chunk_order(const nbits_weights *w, const float *a, int64_t m, float
 }
 
 static int rows_by_tiles(const nbits_weights *w, const float *a, int64_t m, float *y) {
-  int chunks = w->blob % 16 == 0;
+  int chunks = w->blob % 16 == 0 && !w->g_idx;
   int64_t len = chunks ? w->blocks * w->block : w->k;
   int64_t cols = (TILE_FLOATS / len + 15) / 16 * 16;
   if (cols > (w->n + 15) / 16 * 16) cols = (w->n + 15) / 16 * 16;
@@ -358,9 +377,23 @@ static int rows_by_tiles(const nbits_weights *w, const float *a, int64_t m, floa
  * flagged off. The sizes were checked when the call was written; a call
  * whose buffers disagree with them, or whose Y is not a row-major buffer,
  * writes nothing (the lowering never makes one). */
+/* g_idx [k] when every entry is a block, NULL when it is k's own (k /
+ * block: the fast paths) or out of range (nothing written). */
+static const int32_t *groups_of(o2m_rt_unranked *g_m, const nbits_weights *w, int *bad, void **owned) {
+  const int32_t *g = o2m_rt_count(g_m) == w->k ? o2m_rt_dense(g_m, 4, owned) : NULL;
+  int trivial = 1;
+  *bad = !g;
+  for (int64_t k = 0; g && k < w->k; k++) {
+    if (g[k] < 0 || g[k] >= w->blocks) *bad = 1;
+    trivial &= g[k] == k / w->block;
+  }
+  return *bad || trivial ? NULL : g;
+}
+
 static void rt_matmul_nbits(o2m_rt_unranked *a_m, o2m_rt_unranked *b_m, o2m_rt_unranked *s_m,
                             o2m_rt_unranked *zp_packed_m, o2m_rt_unranked *zp_float_m, o2m_rt_unranked *bias_m,
-                            o2m_rt_unranked *y_m, int64_t k, int64_t n, int64_t bits, int64_t block, int64_t flags) {
+                            o2m_rt_unranked *g_idx_m, o2m_rt_unranked *y_m, int64_t k, int64_t n, int64_t bits,
+                            int64_t block, int64_t flags) {
   nbits_weights w = {.k = k, .n = n, .bits = bits, .block = block};
   if (k <= 0 || n <= 0 || (bits != 2 && bits != 4 && bits != 8) || block < 16 || (block & (block - 1))) return;
   w.blocks = (k + block - 1) / block;
@@ -374,7 +407,9 @@ static void rt_matmul_nbits(o2m_rt_unranked *a_m, o2m_rt_unranked *b_m, o2m_rt_u
       ((flags & HAS_BIAS) && o2m_rt_count(bias_m) != n) || !o2m_rt_row_major(y_m))
     return;
   int64_t m = a_count / k;
-  void *owned[6] = {0};
+  void *owned[7] = {0};
+  int bad_groups = 0;
+  if (flags & HAS_G_IDX) w.g_idx = groups_of(g_idx_m, &w, &bad_groups, &owned[6]);
   const float *a_rows = o2m_rt_dense(a_m, 4, &owned[0]);
   w.b = o2m_rt_dense(b_m, 1, &owned[1]);
   w.scales = o2m_rt_dense(s_m, 4, &owned[2]);
@@ -382,13 +417,14 @@ static void rt_matmul_nbits(o2m_rt_unranked *a_m, o2m_rt_unranked *b_m, o2m_rt_u
   w.zp_float = flags & HAS_ZP_FLOAT ? o2m_rt_dense(zp_float_m, 4, &owned[4]) : NULL;
   w.bias = flags & HAS_BIAS ? o2m_rt_dense(bias_m, 4, &owned[5]) : NULL;
   float *out = (float *)(intptr_t)y_m->desc[1] + y_m->desc[2];
-  int ok = a_rows && w.b && w.scales && (!(flags & HAS_ZP_PACKED) || w.zp_packed) &&
+  int ok = !bad_groups && a_rows && w.b && w.scales && (!(flags & HAS_ZP_PACKED) || w.zp_packed) &&
            (!(flags & HAS_ZP_FLOAT) || w.zp_float) && (!(flags & HAS_BIAS) || w.bias);
-  if (ok && m > 0) ok = m < MATVEC_ROWS ? rows_by_dot(&w, a_rows, m, out) : rows_by_tiles(&w, a_rows, m, out);
+  if (ok && m > 0)
+    ok = m < MATVEC_ROWS && !w.g_idx ? rows_by_dot(&w, a_rows, m, out) : rows_by_tiles(&w, a_rows, m, out);
   if (ok && w.bias)
     for (int64_t r = 0; r < m; r++)
       for (int64_t c = 0; c < n; c++) out[r * n + c] += w.bias[c];
-  for (int i = 0; i < 6; i++) free(owned[i]);
+  for (int i = 0; i < 7; i++) free(owned[i]);
 }
 
 o2m_rt_symbol rt_nbits_symbol(void) {
@@ -398,8 +434,8 @@ o2m_rt_symbol rt_nbits_symbol(void) {
 #ifdef O2M_RT_EXPORTS /* libonnx2mlir_rt: the name the generated code calls (rt_abi.h) */
 void _mlir_ciface_o2m_matmul_nbits_f32(o2m_rt_unranked *a, o2m_rt_unranked *b, o2m_rt_unranked *s,
                                        o2m_rt_unranked *zp_packed, o2m_rt_unranked *zp_float, o2m_rt_unranked *bias,
-                                       o2m_rt_unranked *y, int64_t k, int64_t n, int64_t bits, int64_t block,
-                                       int64_t flags) {
-  rt_matmul_nbits(a, b, s, zp_packed, zp_float, bias, y, k, n, bits, block, flags);
+                                       o2m_rt_unranked *g_idx, o2m_rt_unranked *y, int64_t k, int64_t n, int64_t bits,
+                                       int64_t block, int64_t flags) {
+  rt_matmul_nbits(a, b, s, zp_packed, zp_float, bias, g_idx, y, k, n, bits, block, flags);
 }
 #endif

@@ -3,13 +3,13 @@
  * transform layer (lw_jit_keeps_quant says which nodes):
  *
  *   com.microsoft MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) on
- *   float32, without g_idx: Y = one call of O2M_MATMUL_NBITS_CALL on the
- *   buffers of A, the packed B, the scales, the zero points and the bias
- *   (src/runtime/rt_nbits.c), so the weights stay packed (the float scales,
- *   zero points and bias as they lie: the kernel reads them at any address).
- *   Every other form
- *   (float16, g_idx) and every module not for the JIT takes the float
- *   decomposition (src/transform/decompose_contrib_quant.c).
+ *   float32 (g_idx with float or no zero points): Y = one call of
+ *   O2M_MATMUL_NBITS_CALL on the buffers of A, the packed B, the scales,
+ *   the zero points, the bias and g_idx (src/runtime/rt_nbits.c), so the
+ *   weights stay packed (the float scales, zero points and bias as they
+ *   lie: the kernel reads them at any address). Every other form (float16,
+ *   g_idx with packed zero points) and every module not for the JIT takes
+ *   the float decomposition (src/transform/decompose_contrib_quant.c).
  *
  *   QLinearConv(x, x_s, x_zp, w, w_s, w_zp, y_s, y_zp, B?), 2-D, on 8-bit
  *   NCHW tensors with int8 weights of zero points 0 and known scales and
@@ -49,7 +49,7 @@
 #include "runtime/rt_internal.h"
 
 enum { A, B, SCALES, ZERO_POINTS, G_IDX, BIAS };
-enum { HAS_ZP_PACKED = 1, HAS_ZP_FLOAT = 2, HAS_BIAS = 4 }; /* rt_abi.h's flags */
+enum { HAS_ZP_PACKED = 1, HAS_ZP_FLOAT = 2, HAS_BIAS = 4, HAS_G_IDX = 8 }; /* rt_abi.h's flags */
 
 static const o2m_value *input(const o2m_node *n, int i) { return i < n->n_inputs ? n->inputs[i] : NULL; }
 
@@ -73,10 +73,14 @@ static int keeps_matmul_nbits(const o2m_node *n) {
   int64_t k = attr_int(n, "K", 0), cols = attr_int(n, "N", 0), bits = attr_int(n, "bits", 4);
   int64_t block = attr_int(n, "block_size", 0);
   if (k <= 0 || cols <= 0 || (bits != 2 && bits != 4 && bits != 8) || block < 16 || (block & (block - 1))) return 0;
-  const o2m_value *zp = input(n, ZERO_POINTS), *bias = input(n, BIAS);
+  const o2m_value *zp = input(n, ZERO_POINTS), *bias = input(n, BIAS), *g_idx = input(n, G_IDX);
+  /* g_idx: [K] int32, with float or no zero points (as the decomposition) */
+  if (g_idx && (!elem_is(g_idx, O2M_DT_INT32) || g_idx->type.rank != 1 || g_idx->type.dims[0].size != k ||
+                (zp && !elem_is(zp, O2M_DT_FLOAT))))
+    return 0;
   return elem_is(input(n, A), O2M_DT_FLOAT) && elem_is(input(n, B), O2M_DT_UINT8) &&
          packed_shape(input(n, B), cols, (k + block - 1) / block, block * bits / 8) &&
-         elem_is(input(n, SCALES), O2M_DT_FLOAT) && !input(n, G_IDX) &&
+         elem_is(input(n, SCALES), O2M_DT_FLOAT) &&
          (!zp || elem_is(zp, O2M_DT_UINT8) || elem_is(zp, O2M_DT_FLOAT)) && (!bias || elem_is(bias, O2M_DT_FLOAT)) &&
          n->n_outputs == 1;
 }
@@ -347,7 +351,7 @@ int lw_jit_keeps_quant(int for_jit, const o2m_node *n) {
 
 o2m_status lw_lower_matmul_nbits(lw_ctx *cx) {
   MlirValue a = lw_in(cx, A), b = lw_in(cx, B), scales = lw_in(cx, SCALES), zp = lw_in(cx, ZERO_POINTS);
-  MlirValue bias = lw_in(cx, BIAS);
+  MlirValue bias = lw_in(cx, BIAS), g_idx = lw_in(cx, G_IDX);
   const o2m_type *yt = lw_out_type(cx, 0);
   if (mlirValueIsNull(a) || mlirValueIsNull(b) || mlirValueIsNull(scales) || !yt || yt->rank < 1)
     return lw_error(cx, "MatMulNBits needs A, B and scales, and a ranked output");
@@ -368,28 +372,36 @@ o2m_status lw_lower_matmul_nbits(lw_ctx *cx) {
   MlirValue y = lw_kernel_result(cx, f32, rank, sizes, dims);
   int64_t flags = mlirValueIsNull(zp) ? 0 : lw_in_type(cx, ZERO_POINTS)->elem == O2M_DT_UINT8 ? HAS_ZP_PACKED : HAS_ZP_FLOAT;
   if (!mlirValueIsNull(bias)) flags |= HAS_BIAS;
-  static const char f32_any[] = "memref<*xf32>", i8_any[] = "memref<*xi8>";
-  MlirValue a_buf = lw_kernel_operand(cx, a, f32_any), b_buf = lw_kernel_operand(cx, b, i8_any);
+  static const char f32_any[] = "memref<*xf32>", i8_any[] = "memref<*xi8>", i32_any[] = "memref<*xi32>";
+  MlirValue a_buf = lw_kernel_operand(cx, a, f32_any), b_buf = lw_kernel_operand(cx, b, i8_any), groups;
+  if (!mlirValueIsNull(g_idx)) {
+    flags |= HAS_G_IDX;
+    groups = lw_kernel_operand(cx, g_idx, i32_any);
+  } else {
+    groups = lw_kernel_result(cx, lw_type(cx, "i32"), 1, (int64_t[]){1}, NULL);
+    if (!mlirValueIsNull(groups)) groups = lw_op1(cx, "memref.cast", 1, &groups, lw_type(cx, i32_any), NULL);
+  }
   /* an absent operand: any buffer of its type, flagged off */
-  MlirValue args[12] = {
+  MlirValue args[13] = {
       a_buf,
       b_buf,
       lw_kernel_operand_any_align(cx, scales, f32_any),
       flags & HAS_ZP_PACKED ? lw_kernel_operand(cx, zp, i8_any) : b_buf,
       flags & HAS_ZP_FLOAT ? lw_kernel_operand_any_align(cx, zp, f32_any) : a_buf,
       flags & HAS_BIAS ? lw_kernel_operand_any_align(cx, bias, f32_any) : a_buf,
+      groups,
       mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, f32_any), NULL),
       lw_const_scalar(cx, O2M_DT_INT64, (double)k),
       lw_const_scalar(cx, O2M_DT_INT64, (double)cols),
       lw_const_scalar(cx, O2M_DT_INT64, (double)lw_attr_int(cx, "bits", 4)),
       lw_const_scalar(cx, O2M_DT_INT64, (double)lw_attr_int(cx, "block_size", 0)),
       lw_const_scalar(cx, O2M_DT_INT64, (double)flags)};
-  for (int i = 0; i < 12; i++)
+  for (int i = 0; i < 13; i++)
     if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass MatMulNBits' operands");
   lw_declare_kernel(cx, O2M_MATMUL_NBITS_CALL,
                     "(memref<*xf32>, memref<*xi8>, memref<*xf32>, memref<*xi8>, memref<*xf32>, memref<*xf32>, "
-                    "memref<*xf32>, i64, i64, i64, i64, i64) -> ()");
-  if (mlirOperationIsNull(lw_op(cx, "func.call", 12, args, 0, NULL, "callee = @" O2M_MATMUL_NBITS_CALL, 0)))
+                    "memref<*xi32>, memref<*xf32>, i64, i64, i64, i64, i64) -> ()");
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 13, args, 0, NULL, "callee = @" O2M_MATMUL_NBITS_CALL, 0)))
     return lw_error(cx, "internal: cannot call the MatMulNBits kernel");
   MlirType y_type = mlirRankedTensorTypeGet(rank, sizes, f32, mlirAttributeGetNull());
   MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, y_type, "restrict, writable");

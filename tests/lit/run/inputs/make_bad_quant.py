@@ -34,6 +34,10 @@ def nbits(name, k, block, a_k, b_blocks=None):
 nbits("block24", 48, 24, 48)
 nbits("k_mismatch", 64, 32, 48)
 nbits("b_size", 64, 32, 64, b_blocks=3)
+save("g_idx_range", [helper.make_node("MatMulNBits", ["x", "b", "s", "", "g"], ["y"], domain=MS, K=64, N=8, bits=4,
+                                      block_size=32, name="proj")], [2, 64],
+     [("b", np.zeros((8, 2, 16), np.uint8)), ("s", np.ones(16, np.float32)),
+      ("g", np.concatenate([np.zeros(63), [2]]).astype(np.int32))])
 save("scale0", [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"], name="quant")], [4],
      [("s", np.float32(0)), ("zp", np.uint8(0))], y_type=TensorProto.UINT8)
 save("scale_nan", [helper.make_node("DequantizeLinear", ["x", "s"], ["y"], name="dequant")], [4],

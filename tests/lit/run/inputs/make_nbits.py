@@ -104,3 +104,43 @@ xu = rng.standard_normal((4, KU)).astype(np.float32)
 np.save(os.path.join(out, "xu.npy"), xu)
 np.save(os.path.join(out, "yu.npy"), (xu.astype(np.float64) @ wu.T).astype(np.float32))
 np.save(os.path.join(out, "zu.npy"), (xu.astype(np.float64) @ weight).astype(np.float32))
+
+# nbits_gidx.onnx: MatMulNBits with g_idx (each k's scale and zero point
+# those of a block it names: act-order GPTQ models), float zero points, on
+# six rows and on one; and the same weights with g_idx = k / block_size,
+# which is the plain layout.
+KG, NG, BG = 256, 80, 32
+packed = rng.integers(0, 256, (NG, KG // BG, BG // 2), dtype=np.uint8)
+scales = (rng.random((NG, KG // BG)) * 0.1 + 0.01).astype(np.float32)
+zeros = (rng.random((NG, KG // BG)) * 15).astype(np.float32)
+groups = rng.integers(0, KG // BG, KG).astype(np.int32)
+plain = (np.arange(KG) // BG).astype(np.int32)
+q = np.stack([(packed >> (4 * t)) & 15 for t in range(2)], -1).reshape(NG, KG).astype(np.float64)
+
+
+def grouped(g):
+    return (q - zeros[:, g]) * scales[:, g].astype(np.float64)
+
+
+inits = [numpy_helper.from_array(packed, "wg"), numpy_helper.from_array(scales.reshape(-1), "wg_s"),
+         numpy_helper.from_array(zeros.reshape(-1), "wg_zp"), numpy_helper.from_array(groups, "groups"),
+         numpy_helper.from_array(plain, "plain"),
+         numpy_helper.from_array(np.array([0], np.int64), "zero"), numpy_helper.from_array(np.array([1], np.int64), "one")]
+nodes = [helper.make_node("MatMulNBits", ["x", "wg", "wg_s", "wg_zp", "groups"], ["y"], domain=MS, K=KG, N=NG,
+                          bits=4, block_size=BG, name="rows"),
+         helper.make_node("Slice", ["x", "zero", "one", "zero"], ["x1"]),
+         helper.make_node("MatMulNBits", ["x1", "wg", "wg_s", "wg_zp", "groups"], ["y1"], domain=MS, K=KG, N=NG,
+                          bits=4, block_size=BG, name="row"),
+         helper.make_node("MatMulNBits", ["x1", "wg", "wg_s", "wg_zp", "plain"], ["y2"], domain=MS, K=KG, N=NG,
+                          bits=4, block_size=BG, name="plain_row")]
+graph = helper.make_graph(nodes, "gidx", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, KG])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6, NG]),
+                           helper.make_tensor_value_info("y1", TensorProto.FLOAT, [1, NG]),
+                           helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1, NG])], inits)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+model.ir_version = 8
+onnx.save(model, os.path.join(out, "nbits_gidx.onnx"))
+xg = rng.standard_normal((6, KG)).astype(np.float32)
+np.save(os.path.join(out, "xg.npy"), xg)
+np.save(os.path.join(out, "yg.npy"), (xg.astype(np.float64) @ grouped(groups).T).astype(np.float32))
+np.save(os.path.join(out, "yg_plain.npy"), (xg[:1].astype(np.float64) @ grouped(plain).T).astype(np.float32))
