@@ -5,6 +5,7 @@
  * the Linalg form (`import --to linalg` output, possibly edited), whose
  * inputs are then given by position. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,14 @@ static int run_with_values(const run_args *a, const struct o2m_plugin *plugin, o
   return cli_write_output_values(model, outputs, a->out_dir, a->npy, arena, diag);
 }
 
+/* As the calls start: what compiling freed goes back to the kernel, so
+ * that the calls' buffers (kept from then on, keep_freed_memory) do not
+ * stack on top of it. */
+static void on_phase(void *user, o2m_run_phase phase) {
+  (void)user;
+  if (phase == O2M_PHASE_RUN) malloc_trim(0);
+}
+
 static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_model *model, o2m_arena *arena,
                       o2m_diag *diag) {
   if (model && cli_model_has_values(model)) return run_with_values(a, plugin, model, arena, diag);
@@ -344,7 +353,7 @@ static int run_loaded(const run_args *a, const struct o2m_plugin *plugin, o2m_mo
   int rc = read_inputs(a, model, arena, inputs, &n, MAX_INPUTS, diag);
   if (rc) return rc;
   o2m_run_timings timings = {0};
-  o2m_run_options options = {(o2m_target)o2m_target_from_name(a->target), a->opt_level, NULL, NULL, a->repeat,
+  o2m_run_options options = {(o2m_target)o2m_target_from_name(a->target), a->opt_level, on_phase, NULL, a->repeat,
                              &timings, NULL, NULL, cache_dir(a, arena), a->profile, .threads = a->threads};
   o2m_run_phase phase;
   int n_out = model ? model->graph->n_outputs : 0;
