@@ -621,6 +621,36 @@ def dynamic_quant_mlp():
 dynamic_quant_mlp()
 
 
+# ---- dynamically quantized convolutions: DynamicQuantizeLinear, ConvInteger
+# against int8 weights (a 3x3 with pads, then a strided one of two groups with
+# a zero point given as 0), the int32 sums scaled back to float. The
+# JIT runs the convolutions as the runtime's kernel (rt_qconv.c: oneDNN's int8
+# convolution with a runtime source zero point)
+def dynamic_quant_conv():
+    nodes, inits = [], []
+    x = "x"
+    for i, (c, f, group, stride, pad) in enumerate([(4, 8, 1, 1, 1), (8, 6, 2, 2, 0)]):
+        w = arr(f, c // group, 3, 3, scale=1 / np.sqrt(9 * c // group))
+        scale = np.float32(np.abs(w).max() / 127)
+        inits += [("w%d" % i, np.clip(np.round(w / scale), -127, 127).astype(I8)), ("ws%d" % i, scalar(scale))]
+        ins = ["xq%d" % i, "w%d" % i, "xzp%d" % i]
+        if i == 1:
+            inits.append(("wzp1", scalar(0, I8)))
+            ins.append("wzp1")
+        nodes += [N("DynamicQuantizeLinear", [x], ["xq%d" % i, "xs%d" % i, "xzp%d" % i]),
+                  N("ConvInteger", ins, ["ci%d" % i], strides=[stride, stride], pads=[pad] * 4, group=group),
+                  N("Cast", ["ci%d" % i], ["cf%d" % i], to=TensorProto.FLOAT),
+                  N("Mul", ["xs%d" % i, "ws%d" % i], ["sc%d" % i]), N("Mul", ["cf%d" % i, "sc%d" % i], ["o%d" % i])]
+        x = "o%d" % i
+        if i == 0:
+            nodes.append(N("Relu", [x], ["r0"]))
+            x = "r0"
+    case("model_dynamic_quant_conv", nodes, [("x", (2, 4, 9, 9))], [x], inits, opset=13)
+
+
+dynamic_quant_conv()
+
+
 # ---- a QDQ transformer block (self-attention, one head): the projections'
 # MatMuls against int8 weights between QuantizeLinear/DequantizeLinear pairs
 # (the JIT: QLinearMatMul, then MatMulInteger on the runtime's kernel and the
