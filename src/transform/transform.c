@@ -170,10 +170,11 @@ static o2m_status transform_graph(o2m_model *model, o2m_graph *g, const target_o
   return O2M_OK;
 }
 
-/* ---- QDQ fusion (fuse_qdq.c), before the rules ---------------------------------------- */
+/* ---- QDQ fusion (fuse_qdq.c) and blocked 4-bit weights (fuse_dq_matmul.c), before the rules ---- */
 
 int o2m_fuse_qdq(o2m_rewriter *rw, o2m_node **dead, int *n_dead, o2m_keeps_op_fn keeps, void *user);
 int o2m_fuse_conv_bn(o2m_rewriter *rw, o2m_node **dead, int *n_dead); /* fuse_bn.c */
+int o2m_fuse_dq_matmul(o2m_rewriter *rw, o2m_node **dead, int *n_dead, o2m_keeps_op_fn keeps, void *user);
 
 static int is_dead(o2m_node *const *dead, int n, const o2m_node *node) {
   for (int i = 0; i < n; i++)
@@ -194,6 +195,10 @@ static o2m_status fuse_graph(o2m_model *model, o2m_graph *g, const target_ops *t
       rw.node = n;
       r = o2m_fuse_qdq(&rw, dead, &n_dead, t->keeps, t->user);
       if (r < 0) return diag->status ? diag->status : o2m_fail(diag, O2M_ERR_INTERNAL, "QDQ fusion failed");
+    } else if (!n->domain[0] && strcmp(n->op_type, "MatMul") == 0 && t->keeps) {
+      rw.node = n;
+      r = o2m_fuse_dq_matmul(&rw, dead, &n_dead, t->keeps, t->user);
+      if (r < 0) return diag->status ? diag->status : o2m_fail(diag, O2M_ERR_INTERNAL, "blocked weights' fusion failed");
     } else if (!n->domain[0] && strcmp(n->op_type, "BatchNormalization") == 0) {
       rw.node = n;
       r = o2m_fuse_conv_bn(&rw, dead, &n_dead);

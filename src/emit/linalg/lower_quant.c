@@ -82,7 +82,7 @@ static int keeps_matmul_nbits(const o2m_node *n) {
          packed_shape(input(n, B), cols, (k + block - 1) / block, block * bits / 8) &&
          elem_is(input(n, SCALES), O2M_DT_FLOAT) &&
          (!zp || elem_is(zp, O2M_DT_UINT8) || elem_is(zp, O2M_DT_FLOAT)) && (!bias || elem_is(bias, O2M_DT_FLOAT)) &&
-         n->n_outputs == 1;
+         n->n_outputs <= 1; /* none: fuse_dq_matmul.c's probe */
 }
 
 /* ---- QLinearConv ------------------------------------------------------------------- */
