@@ -52,6 +52,10 @@ struct o2m_io_value;
 /* Whether a runtime input or a graph output of `model` is a sequence or
  * an optional. */
 int cli_model_has_values(const o2m_model *model);
+/* Runtime input i of `model` read from `path` by its type (TensorProto or
+ * .npy, SequenceProto, OptionalProto). */
+o2m_status cli_read_input_value(const o2m_model *model, int i, const char *path, o2m_arena *arena,
+                                struct o2m_io_value *v, o2m_diag *diag);
 /* Reads every runtime input of `model` by its type: DIR/input_<i>.pb (dir
  * may be NULL), then the NAME=FILE overrides. *out: an arena array.
  * EXIT_OK or the exit code after reporting. */

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "core/core.h"
 #include "core/compare.h"
+#include "onnx/value_file.h"
 #include "util/diag.h"
 
 int cli_report(const o2m_diag *diag) {
@@ -79,10 +80,29 @@ void cli_print_tensor(int index, const char *name, const o2m_tensor *t, const ch
   printf("\n");
 }
 
+/* Specialises a model with sequence or optional inputs to DIR/input_<i>.pb,
+ * each read by its input's type (the target then says what it lacks). */
+static o2m_status specialize_to_values(o2m_model *model, const char *dir, o2m_arena *arena, o2m_diag *diag) {
+  int n = o2m_runtime_input_count(model);
+  o2m_io_value *values = o2m_arena_array(arena, (size_t)n + 1, sizeof(o2m_io_value));
+  if (!values) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n; i++) {
+    char *path = o2m_arena_printf(arena, "%s/input_%d.pb", dir, i);
+    if (!path) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
+    o2m_status s = cli_read_input_value(model, i, path, arena, &values[i], diag);
+    if (s) return s;
+  }
+  return o2m_specialize_values(model, n, values, diag);
+}
+
 /* Specialises the model to DIR/input_<i>.pb, read into arena (which must
  * outlive the import). */
 o2m_status cli_specialize_to(o2m_model *model, const char *dir, o2m_arena *arena, o2m_diag *diag) {
   int n = o2m_runtime_input_count(model);
+  for (int i = 0; i < n; i++) {
+    o2m_type_kind kind = o2m_runtime_input(model, i)->type.kind;
+    if (kind == O2M_TYPE_SEQUENCE || kind == O2M_TYPE_OPTIONAL) return specialize_to_values(model, dir, arena, diag);
+  }
   o2m_tensor **inputs = o2m_arena_array(arena, (size_t)n + 1, sizeof(o2m_tensor *));
   if (!inputs) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   for (int i = 0; i < n; i++) {

@@ -24,9 +24,8 @@ int cli_model_has_values(const o2m_model *model) {
   return 0;
 }
 
-/* Input i of the model read from `path` by its type. */
-static o2m_status read_input(const o2m_model *model, int i, const char *path, o2m_arena *arena, o2m_io_value *v,
-                             o2m_diag *diag) {
+o2m_status cli_read_input_value(const o2m_model *model, int i, const char *path, o2m_arena *arena, o2m_io_value *v,
+                                o2m_diag *diag) {
   const o2m_value *in = o2m_runtime_input(model, i);
   o2m_status s = o2m_read_value_file(arena, path, in->type.kind, v, diag);
   if (s) return s;
@@ -46,7 +45,7 @@ int cli_read_input_values(const o2m_model *model, const char *dir, char **named,
   }
   for (int i = 0; dir && i < n; i++) {
     char *path = o2m_arena_printf(arena, "%s/input_%d.pb", dir, i);
-    if (!path || read_input(model, i, path, arena, &v[i], diag)) return cli_report(diag);
+    if (!path || cli_read_input_value(model, i, path, arena, &v[i], diag)) return cli_report(diag);
     given[i] = 1;
   }
   for (int k = 0; k < n_named; k++) {
@@ -57,7 +56,7 @@ int cli_read_input_values(const o2m_model *model, const char *dir, char **named,
       if (strlen(have) == (size_t)(eq - named[k]) && strncmp(have, named[k], (size_t)(eq - named[k])) == 0) i = j;
     }
     if (i < 0) return cli_usage_error("run", "the model has no input '%.*s'", (int)(eq - named[k]), named[k]);
-    if (read_input(model, i, eq + 1, arena, &v[i], diag)) return cli_report(diag);
+    if (cli_read_input_value(model, i, eq + 1, arena, &v[i], diag)) return cli_report(diag);
     given[i] = 1;
   }
   for (int i = 0; i < n; i++)

@@ -14,6 +14,13 @@ o2m_status o2m_specialize_inputs(o2m_model *model, int n_inputs,
                                  const o2m_tensor *const *inputs,
                                  o2m_diag *diag);
 
+/* o2m_specialize_inputs for inputs given as values (sequences, optionals:
+ * onnx/value_file.h): a sequence input gets the merged type of its
+ * elements, an optional the type of what it holds. */
+struct o2m_io_value;
+o2m_status o2m_specialize_values(o2m_model *model, int n_inputs, const struct o2m_io_value *inputs,
+                                 o2m_diag *diag);
+
 /* The generic form of o2m_specialize_inputs: only the inputs that act
  * as parameters (axes, shapes, sizes: their every use is one) get the
  * static type and the value of theirs in `inputs`; the others keep their

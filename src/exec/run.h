@@ -124,12 +124,6 @@ o2m_status o2m_run_model(o2m_model *model, const o2m_run_options *options,
                          o2m_tensor **outputs, o2m_arena *arena,
                          o2m_run_phase *failed, o2m_diag *diag);
 
-/* o2m_specialize_inputs (core/core.h) for inputs given as values
- * (sequences, optionals): a sequence input gets the merged type of its
- * elements, an optional the type of what it holds. Lives in
- * src/core/specialize.c. */
-o2m_status o2m_specialize_values(o2m_model *model, int n_inputs, const o2m_io_value *inputs,
-                                 o2m_diag *diag);
 
 /* Parses the MLIR file at `path` (text or bytecode, Linalg on tensors as
  * `import --to linalg` writes it), compiles it and calls @`entry` with

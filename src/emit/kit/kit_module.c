@@ -231,6 +231,9 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
       for (int k = 0; k < count; k++) in_types[n_args] = t, locs[n_args++] = loc;
       continue;
     }
+    if (v->type.kind == O2M_TYPE_SEQUENCE || v->type.kind == O2M_TYPE_OPTIONAL)
+      return lw_unsupported(cx, "graph input '%s' is %s: an imported module takes tensors only (`run` and `test` take it)",
+                            v->name, v->type.kind == O2M_TYPE_SEQUENCE ? "a sequence" : "an optional");
     in_types[n_args] = lw_tensor_type(cx, &v->type);
     locs[n_args++] = loc;
     if (mlirTypeIsNull(in_types[n_args - 1])) return lw_unsupported(cx, "graph input '%s' is not a ranked tensor of a supported dtype", v->name);
@@ -238,6 +241,9 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
   for (int i = 0; i < g->n_outputs; i++) {
     const o2m_type *t = &g->output_values[i]->type;
     if (out_values && (t->kind == O2M_TYPE_SEQUENCE || t->kind == O2M_TYPE_OPTIONAL)) continue;
+    if (t->kind == O2M_TYPE_SEQUENCE || t->kind == O2M_TYPE_OPTIONAL)
+      return lw_unsupported(cx, "graph output '%s' is %s: an imported module gives tensors only (`run` and `test` give it)",
+                            g->outputs[i].name, t->kind == O2M_TYPE_SEQUENCE ? "a sequence" : "an optional");
     if (mlirTypeIsNull(lw_tensor_type(cx, t))) return lw_unsupported(cx, "graph output '%s' is not a ranked tensor of a supported dtype", g->outputs[i].name);
   }
   char attrs[256];
