@@ -43,6 +43,10 @@
  * max_out, iou, score_threshold, has_threshold, center_point_box). */
 #define O2M_TOPK_CALL "o2m_topk_f32"
 #define O2M_NMS_CALL "o2m_nms_f32"
+/* Softmax or LogSoftmax on float32 along the last axis (rt_softmax.c):
+ * O2M_SOFTMAX_CALL(x, y, log) on unranked buffers (y a new row-major
+ * buffer of x's dims), log 1 for LogSoftmax. */
+#define O2M_SOFTMAX_CALL "o2m_softmax_f32"
 /* onnxruntime's MatMulNBits on float32, the weights read packed
  * (rt_nbits.c): O2M_MATMUL_NBITS_CALL(A, B, scales, zero points packed,
  * zero points float, bias, g_idx, Y, K, N, bits, block_size, flags) on

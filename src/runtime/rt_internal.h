@@ -25,6 +25,7 @@ o2m_rt_symbol rt_profile_symbol(void);
 o2m_rt_symbol rt_nbits_symbol(void);
 o2m_rt_symbol rt_qconv_symbol(void);
 o2m_rt_symbol rt_conv_integer_symbol(void);
+o2m_rt_symbol rt_softmax_symbol(void);
 o2m_rt_symbol rt_qmatmul_symbol(void);
 o2m_rt_symbol rt_dynquant_symbol(void);
 o2m_rt_symbol rt_parallel_symbol(void);

@@ -28,7 +28,7 @@ typedef struct o2m_rt_symbol {
 } o2m_rt_symbol;
 
 /* Every such function; returns how many (at most O2M_RT_MAX_SYMBOLS). */
-enum { O2M_RT_MAX_SYMBOLS = 24 };
+enum { O2M_RT_MAX_SYMBOLS = 32 };
 int o2m_rt_symbols(o2m_rt_symbol *out);
 
 /* Whether OpenBLAS (libopenblas.so.0; not with ONNX2MLIR_NO_BLAS=1) and

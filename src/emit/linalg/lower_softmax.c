@@ -5,9 +5,15 @@
  * transform layer rewrites the older 2-D coerced form. Softmax is
  * exp(x - max) / sum(exp(x - max)) and LogSoftmax (x - max) -
  * log(sum(exp(x - max))), as the reference; f16/bf16 compute in f32 and
- * round once (numpy's half reductions accumulate in f32 too). */
+ * round once (numpy's half reductions accumulate in f32 too). For the JIT
+ * (O2M_JIT_KERNELS), float32 along the last axis is one call of the
+ * runtime's O2M_SOFTMAX_CALL (rt_softmax.c: vector passes where the sum's
+ * reduction would stay scalar). */
 
+#include "emit/emit.h"
+#include "emit/linalg/lower.h"
 #include "emit/linalg/lower_reduce.h"
+#include "runtime/rt_abi.h"
 
 enum { MAX_RANK = LW_MAX_REDUCE_RANK };
 
@@ -64,6 +70,30 @@ static o2m_status softmax_input(lw_ctx *cx, MlirValue *x, int *rank, int *axis, 
   return lw_axes_mask(cx, r, 1, &a, reduced);
 }
 
+/* The runtime's kernel on float32 x along its last axis. */
+static o2m_status softmax_call(lw_ctx *cx, MlirValue x, int rank, int log) {
+  static const char f32_any[] = "memref<*xf32>";
+  int64_t sizes[MAX_RANK];
+  MlirValue dims[MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    sizes[d] = mlirShapedTypeGetDimSize(mlirValueGetType(x), d);
+    dims[d] = mlirShapedTypeIsDynamicSize(sizes[d]) ? lw_dim(cx, x, d) : (MlirValue){NULL};
+  }
+  MlirType f32 = lw_elem_type(cx, O2M_DT_FLOAT);
+  MlirValue y = lw_kernel_result(cx, f32, rank, sizes, dims);
+  MlirValue args[3] = {lw_kernel_operand(cx, x, f32_any),
+                       mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, f32_any), NULL),
+                       lw_const_scalar(cx, O2M_DT_INT64, log)};
+  for (int i = 0; i < 3; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass Softmax's operands");
+  lw_declare_kernel(cx, O2M_SOFTMAX_CALL, "(memref<*xf32>, memref<*xf32>, i64) -> ()");
+  if (mlirOperationIsNull(lw_op(cx, "func.call", 3, args, 0, NULL, "callee = @" O2M_SOFTMAX_CALL, 0)))
+    return lw_error(cx, "internal: cannot call the Softmax kernel");
+  MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, mlirRankedTensorTypeGet(rank, sizes, f32, mlirAttributeGetNull()),
+                         "restrict, writable");
+  return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take Softmax's result") : lw_set_out(cx, 0, out);
+}
+
 static o2m_status lower_softmax_common(lw_ctx *cx, int log) {
   MlirValue x;
   int rank = 0, axis = 0;
@@ -71,6 +101,7 @@ static o2m_status lower_softmax_common(lw_ctx *cx, int log) {
   o2m_status s = softmax_input(cx, &x, &rank, &axis, reduced);
   if (s) return s;
   o2m_dtype in_dt = lw_in_type(cx, 0)->elem;
+  if ((cx->for_jit & O2M_JIT_KERNELS) && in_dt == O2M_DT_FLOAT && axis == rank - 1) return softmax_call(cx, x, rank, log);
   int half = in_dt == O2M_DT_FLOAT16 || in_dt == O2M_DT_BFLOAT16;
   softmax_step st = {in_dt, half ? O2M_DT_FLOAT : in_dt, log};
   if (!lw_dtype_is_float(in_dt)) return lw_unsupported(cx, "dtype %s", o2m_dtype_name(in_dt));
