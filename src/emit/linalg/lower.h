@@ -58,6 +58,11 @@ MlirValue lw_kernel_operand(lw_ctx *cx, MlirValue tensor, const char *kernel_typ
  * to its element): a weight only such kernels read is passed where the
  * model holds it (emit.h, O2M_WEIGHT_ANY_ALIGN_ATTR). */
 MlirValue lw_kernel_operand_any_align(lw_ctx *cx, MlirValue tensor, const char *kernel_type);
+/* Calls kernel `callee` (declared with `signature`) on args [n] and makes
+ * the buffer y it writes the node's output 0, of tensor type y_type;
+ * `what` (the op) names it in the internal errors. */
+o2m_status lw_call_kernel_for_out(lw_ctx *cx, const char *callee, const char *signature, int n, const MlirValue *args,
+                                  MlirValue y, MlirType y_type, const char *what);
 /* A new buffer of `sizes` (MLIR's dynamic size where dims[d] gives the
  * size; dims may be NULL when all are static) for a kernel to write. */
 MlirValue lw_kernel_result(lw_ctx *cx, MlirType elem, int rank, const int64_t *sizes, const MlirValue *dims);

@@ -49,6 +49,8 @@
 #include "runtime/rt_internal.h"
 
 enum { A, B, SCALES, ZERO_POINTS, G_IDX, BIAS };
+/* ConvInteger's and MatMulInteger's kernels: x, w, x's zero point, y, params */
+#define PRODUCT_SIGNATURE "(memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi32>, memref<*xi64>) -> ()"
 enum { HAS_ZP_PACKED = 1, HAS_ZP_FLOAT = 2, HAS_BIAS = 4, HAS_G_IDX = 8 }; /* rt_abi.h's flags */
 
 static const o2m_value *input(const o2m_node *n, int i) { return i < n->n_inputs ? n->inputs[i] : NULL; }
@@ -217,13 +219,8 @@ o2m_status lw_lower_conv_integer(lw_ctx *cx) {
                        input(n, CI_X_ZP) ? lw_kernel_operand(cx, lw_in(cx, CI_X_ZP), i8_any) : x_buf,
                        mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, i32_any), NULL),
                        lw_kernel_operand(cx, lw_const_i64_tensor(cx, p, QC_COUNT), i64_any)};
-  for (int i = 0; i < 5; i++)
-    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass ConvInteger's operands");
-  lw_declare_kernel(cx, O2M_CONV_INTEGER_CALL, "(memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi32>, memref<*xi64>) -> ()");
-  if (mlirOperationIsNull(lw_op(cx, "func.call", 5, args, 0, NULL, "callee = @" O2M_CONV_INTEGER_CALL, 0)))
-    return lw_error(cx, "internal: cannot call the 8-bit convolution kernel");
-  MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, lw_tensor_type(cx, yt), "restrict, writable");
-  return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take ConvInteger's result") : lw_set_out(cx, 0, out);
+  return lw_call_kernel_for_out(cx, O2M_CONV_INTEGER_CALL, PRODUCT_SIGNATURE, 5, args, y, lw_tensor_type(cx, yt),
+                                "ConvInteger");
 }
 
 /* ---- MatMulInteger ------------------------------------------------------------------- */
@@ -277,14 +274,8 @@ o2m_status lw_lower_matmul_integer(lw_ctx *cx) {
                        input(n, 2) ? lw_kernel_operand(cx, lw_in(cx, 2), i8_any) : a_buf,
                        mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, i32_any), NULL),
                        lw_kernel_operand(cx, lw_const_i64_tensor(cx, p, QM_COUNT), i64_any)};
-  for (int i = 0; i < 5; i++)
-    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass MatMulInteger's operands");
-  lw_declare_kernel(cx, O2M_QMATMUL_CALL, "(memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi32>, memref<*xi64>) -> ()");
-  if (mlirOperationIsNull(lw_op(cx, "func.call", 5, args, 0, NULL, "callee = @" O2M_QMATMUL_CALL, 0)))
-    return lw_error(cx, "internal: cannot call the 8-bit product kernel");
-  MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, mlirRankedTensorTypeGet(rank, sizes, i32, mlirAttributeGetNull()),
-                         "restrict, writable");
-  return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take MatMulInteger's result") : lw_set_out(cx, 0, out);
+  return lw_call_kernel_for_out(cx, O2M_QMATMUL_CALL, PRODUCT_SIGNATURE, 5, args, y,
+                                mlirRankedTensorTypeGet(rank, sizes, i32, mlirAttributeGetNull()), "MatMulInteger");
 }
 
 /* ---- DynamicQuantizeLinear ----------------------------------------------------------- */

@@ -84,14 +84,8 @@ static o2m_status softmax_call(lw_ctx *cx, MlirValue x, int rank, int log) {
   MlirValue args[3] = {lw_kernel_operand(cx, x, f32_any),
                        mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, f32_any), NULL),
                        lw_const_scalar(cx, O2M_DT_INT64, log)};
-  for (int i = 0; i < 3; i++)
-    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass Softmax's operands");
-  lw_declare_kernel(cx, O2M_SOFTMAX_CALL, "(memref<*xf32>, memref<*xf32>, i64) -> ()");
-  if (mlirOperationIsNull(lw_op(cx, "func.call", 3, args, 0, NULL, "callee = @" O2M_SOFTMAX_CALL, 0)))
-    return lw_error(cx, "internal: cannot call the Softmax kernel");
-  MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, mlirRankedTensorTypeGet(rank, sizes, f32, mlirAttributeGetNull()),
-                         "restrict, writable");
-  return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take Softmax's result") : lw_set_out(cx, 0, out);
+  return lw_call_kernel_for_out(cx, O2M_SOFTMAX_CALL, "(memref<*xf32>, memref<*xf32>, i64) -> ()", 3, args, y,
+                                mlirRankedTensorTypeGet(rank, sizes, f32, mlirAttributeGetNull()), "Softmax");
 }
 
 static o2m_status lower_softmax_common(lw_ctx *cx, int log) {

@@ -209,6 +209,19 @@ MlirValue lw_kernel_operand(lw_ctx *cx, MlirValue tensor, const char *kernel_typ
   return mlirValueIsNull(b) ? b : lw_op1(cx, "memref.cast", 1, &b, lw_type(cx, kernel_type), NULL);
 }
 
+o2m_status lw_call_kernel_for_out(lw_ctx *cx, const char *callee, const char *signature, int n, const MlirValue *args,
+                                  MlirValue y, MlirType y_type, const char *what) {
+  for (int i = 0; i < n; i++)
+    if (mlirValueIsNull(args[i])) return lw_error(cx, "internal: cannot pass %s's operands", what);
+  lw_declare_kernel(cx, callee, signature);
+  char attr[128];
+  snprintf(attr, sizeof(attr), "callee = @%s", callee);
+  if (mlirOperationIsNull(lw_op(cx, "func.call", n, args, 0, NULL, attr, 0)))
+    return lw_error(cx, "internal: cannot call the %s kernel", what);
+  MlirValue out = lw_op1(cx, "bufferization.to_tensor", 1, &y, y_type, "restrict, writable");
+  return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take %s's result", what) : lw_set_out(cx, 0, out);
+}
+
 MlirValue lw_kernel_operand_any_align(lw_ctx *cx, MlirValue tensor, const char *kernel_type) {
   MlirValue cast = lw_kernel_operand(cx, tensor, kernel_type);
   if (mlirValueIsNull(cast)) return cast;
