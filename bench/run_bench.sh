@@ -7,7 +7,7 @@
 # installed, torchvision ResNet18, MobileNetV2, SqueezeNet 1.1 and a BERT-style
 # encoder (make_torchvision_models.py); MODELS="..." picks some.
 # Checks first that both give the same outputs (rtol 1e-3, atol 1e-4).
-#   ours: `onnx2mlir run --repeat N`: load + emit + compile once, N calls
+#   ours: `onnx2mlir run --threads 1 --repeat N`: load + emit + compile once, N calls
 #   ort:  bench/ort_time.mjs: InferenceSession.create, N session.run calls
 # Run times are medians over N calls (the first call included, no separate
 # warmup, on both sides); copying inputs in and outputs out is included.
@@ -47,9 +47,9 @@ for m in $MODELS; do
   echo "== $m: onnxruntime, $runs runs" >&2
   ort=$(node bench/ort_time.mjs "$out/$m.onnx" "$out/${m}_x.npy" "$out/ort_$m.npy" "$runs")
   for target in $targets; do
-    echo "== $m: onnx2mlir run --target $target --repeat $runs" >&2
+    echo "== $m: onnx2mlir run --target $target --threads 1 --repeat $runs" >&2
     rm -rf "$out/ours_${m}_$target"
-    if ! "$tool" run "$out/$m.onnx" --target "$target" --input "input=$out/${m}_x.npy" --no-cache \
+    if ! "$tool" run "$out/$m.onnx" --target "$target" --input "input=$out/${m}_x.npy" --no-cache --threads 1 \
          -o "$out/ours_${m}_$target" --npy --repeat "$runs" 2>"$out/ours_${m}_$target.err"; then
       echo "onnx2mlir run --target $target failed on $m:" >&2
       cat "$out/ours_${m}_$target.err" >&2

@@ -45,13 +45,6 @@ static inline __attribute__((always_inline)) void exp_nonpositive(v16f *v) {
   *v = PICK(under, zero, e);
 }
 
-/* Whether x [n] holds a NaN or an infinity. */
-static int special(const float *x, int64_t n) {
-  for (int64_t i = 0; i < n; i++)
-    if (!isfinite(x[i])) return 1;
-  return 0;
-}
-
 /* The row by libm, as the reference (NaN and infinities). */
 static void row_scalar(const float *x, float *y, int64_t n, int log_form) {
   float m = -INFINITY, s = 0;
@@ -60,18 +53,24 @@ static void row_scalar(const float *x, float *y, int64_t n, int log_form) {
   for (int64_t i = 0; i < n; i++) y[i] = log_form ? x[i] - m - logf(s) : expf(x[i] - m) / s;
 }
 
-PER_CPU static void row_vector(const float *x, float *y, int64_t n, int log_form) {
+/* The row in vector passes; 0 (nothing written) when it holds a NaN or an
+ * infinity (v - v is then not 0). */
+PER_CPU static int row_vector(const float *x, float *y, int64_t n, int log_form) {
   const v16f zero = {0};
   v16f mv = zero - INFINITY;
+  v16i bad = {0};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     v16f v;
     memcpy(&v, x + i, sizeof(v));
     mv = PICK(v > mv, v, mv);
+    bad |= (v - v) != zero;
   }
   float m = -INFINITY;
-  for (int k = 0; k < 16; k++) m = mv[k] > m ? mv[k] : m;
-  for (int64_t j = i; j < n; j++) m = x[j] > m ? x[j] : m;
+  int special = 0;
+  for (int k = 0; k < 16; k++) m = mv[k] > m ? mv[k] : m, special |= bad[k] != 0;
+  for (int64_t j = i; j < n; j++) m = x[j] > m ? x[j] : m, special |= x[j] - x[j] != 0;
+  if (special) return 0;
   /* the exps, kept in y for Softmax; their sum */
   v16f sv = zero;
   float s = 0;
@@ -93,9 +92,10 @@ PER_CPU static void row_vector(const float *x, float *y, int64_t n, int log_form
   if (log_form) {
     float shift = m + logf(s);
     for (i = 0; i < n; i++) y[i] = x[i] - shift;
-    return;
+    return 1;
   }
   for (i = 0; i < n; i++) y[i] /= s;
+  return 1;
 }
 
 typedef struct softmax_job {
@@ -110,8 +110,7 @@ static void rows(void *ctx, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; r++) {
     const float *x = j->x + r * j->n;
     float *y = j->y + r * j->n;
-    if (special(x, j->n)) row_scalar(x, y, j->n, j->log_form);
-    else row_vector(x, y, j->n, j->log_form);
+    if (!row_vector(x, y, j->n, j->log_form)) row_scalar(x, y, j->n, j->log_form);
   }
 }
 
