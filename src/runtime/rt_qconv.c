@@ -80,14 +80,21 @@ static int dims4(const o2m_rt_unranked *m, int channels_last, int64_t *dims) {
   return 1;
 }
 
-/* [n, c, hw] as [n, hw, c] (channels last) or back, of `esize`-byte elements. */
-static void swap_inner(const char *from, char *to, int64_t n, int64_t c, int64_t hw, size_t esize, int to_last) {
+/* [n, c, hw] as [n, hw, c] (channels last), bytes. */
+static void bytes_to_last(const uint8_t *from, uint8_t *to, int64_t n, int64_t c, int64_t hw) {
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t k = 0; k < c; k++)
+      for (int64_t s = 0; s < hw; s++) to[(i * hw + s) * c + k] = from[(i * c + k) * hw + s];
+}
+
+/* [n, hw, c] as [n, c, hw], 1- or 4-byte elements. */
+static void from_last(const void *from, void *to, int64_t n, int64_t c, int64_t hw, int wide) {
   for (int64_t i = 0; i < n; i++)
     for (int64_t k = 0; k < c; k++)
       for (int64_t s = 0; s < hw; s++) {
         int64_t planar = (i * c + k) * hw + s, last = (i * hw + s) * c + k;
-        memcpy(to + (to_last ? last : planar) * (int64_t)esize, from + (to_last ? planar : last) * (int64_t)esize,
-               esize);
+        if (wide) ((int32_t *)to)[planar] = ((const int32_t *)from)[last];
+        else ((uint8_t *)to)[planar] = ((const uint8_t *)from)[last];
       }
 }
 
@@ -105,9 +112,9 @@ static int via_channels_last(const rt_qconv_call *c) {
   rt_qconv_call last = *c;
   last.p = p, last.x = x_last, last.y = y_last;
   int done = x_last && y_last;
-  if (done) swap_inner(c->x, x_last, xd[0], xd[1], xd[2] * xd[3], 1, 1);
+  if (done) bytes_to_last(c->x, (uint8_t *)x_last, xd[0], xd[1], xd[2] * xd[3]);
   done = done && rt_dnnl_qconv(&last);
-  if (done) swap_inner(y_last, c->y, yd[0], yd[1], yd[2] * yd[3], y_esize, 0);
+  if (done) from_last(y_last, c->y, yd[0], yd[1], yd[2] * yd[3], y_esize == 4);
   free(x_last);
   free(y_last);
   return done;
