@@ -139,6 +139,12 @@ o2m_value *xk_transpose(o2m_rewriter *rw, o2m_value *x, const int64_t *perm, int
   return x && p.ints ? o2m_rw_op(rw, "Transpose", 1, &x, &p, 1) : NULL;
 }
 
+o2m_value *xk_slice(o2m_rewriter *rw, o2m_value *x, int64_t axis, int64_t start, int64_t end) {
+  o2m_value *in[4] = {x, o2m_rw_const_ints(rw, &start, 1), o2m_rw_const_ints(rw, &end, 1),
+                      o2m_rw_const_ints(rw, &axis, 1)};
+  return x && in[1] && in[2] && in[3] ? o2m_rw_op(rw, "Slice", 4, in, NULL, 0) : NULL;
+}
+
 o2m_value *xk_unsqueeze(o2m_rewriter *rw, o2m_value *x, const int64_t *axes, int n) {
   return with_ints(rw, "Unsqueeze", x, axes, n, NULL, 0);
 }

@@ -73,6 +73,8 @@ o2m_value *xk_reshape(o2m_rewriter *rw, o2m_value *x, const int64_t *shape,
                       int n);
 o2m_value *xk_transpose(o2m_rewriter *rw, o2m_value *x, const int64_t *perm,
                         int n);
+/* x[start:end] along axis. */
+o2m_value *xk_slice(o2m_rewriter *rw, o2m_value *x, int64_t axis, int64_t start, int64_t end);
 o2m_value *xk_unsqueeze(o2m_rewriter *rw, o2m_value *x, const int64_t *axes,
                         int n);
 o2m_value *xk_squeeze(o2m_rewriter *rw, o2m_value *x, const int64_t *axes,

@@ -169,22 +169,15 @@ static o2m_status make_plan(o2m_rewriter *rw, rnn_plan *p) {
 
 /* ---- building blocks ------------------------------------------------------------------- */
 
-/* x[start:end] along axis. */
-static o2m_value *slice(o2m_rewriter *rw, o2m_value *x, int64_t axis, int64_t start, int64_t end) {
-  o2m_value *in[4] = {x, o2m_rw_const_ints(rw, &start, 1), o2m_rw_const_ints(rw, &end, 1),
-                      o2m_rw_const_ints(rw, &axis, 1)};
-  return x && in[1] && in[2] && in[3] ? o2m_rw_op(rw, "Slice", 4, in, NULL, 0) : NULL;
-}
-
 /* x[d] along axis 0, the axis dropped. */
 static o2m_value *take(o2m_rewriter *rw, o2m_value *x, int64_t d) {
   int64_t zero = 0;
-  return xk_squeeze(rw, slice(rw, x, 0, d, d + 1), &zero, 1);
+  return xk_squeeze(rw, xk_slice(rw, x, 0, d, d + 1), &zero, 1);
 }
 
 /* Gate block g (width hidden) of x along its last axis. */
 static o2m_value *gate(o2m_rewriter *rw, const rnn_plan *p, o2m_value *x, int g) {
-  return slice(rw, x, -1, g * p->hidden, (g + 1) * p->hidden);
+  return xk_slice(rw, x, -1, g * p->hidden, (g + 1) * p->hidden);
 }
 
 static o2m_value *concat(o2m_rewriter *rw, int n, o2m_value **xs, int64_t axis) {
@@ -219,11 +212,11 @@ static o2m_status prepare(o2m_rewriter *rw, const rnn_plan *p, o2m_value *x, int
   o2m_value *b = o2m_rw_in(rw, 3);
   if (b) {
     o2m_value *bd = take(rw, b, d);
-    o2m_value *wb = slice(rw, bd, 0, 0, gh), *rb = slice(rw, bd, 0, gh, 2 * gh);
+    o2m_value *wb = xk_slice(rw, bd, 0, 0, gh), *rb = xk_slice(rw, bd, 0, gh, 2 * gh);
     if (p->kind->gates == 3 && p->lbr) { /* Rbh is added inside r * (H Rh^T + Rbh) */
-      dw->rbh = slice(rw, rb, 0, 2 * p->hidden, gh);
+      dw->rbh = xk_slice(rw, rb, 0, 2 * p->hidden, gh);
       o2m_value *zeros = xk_op2(rw, "Mul", dw->rbh, xk_scalar_like(rw, dw->rbh, 0));
-      o2m_value *parts[2] = {slice(rw, rb, 0, 0, 2 * p->hidden), zeros};
+      o2m_value *parts[2] = {xk_slice(rw, rb, 0, 0, 2 * p->hidden), zeros};
       rb = concat(rw, 2, parts, 0);
     }
     dw->wx = xk_op2(rw, "Add", dw->wx, xk_op2(rw, "Add", wb, rb));
@@ -234,13 +227,13 @@ static o2m_status prepare(o2m_rewriter *rw, const rnn_plan *p, o2m_value *x, int
   dw->c = p->kind->gates == 4 && c0 ? take(rw, c0, d) : NULL;
   if (!dw->h || (p->kind->gates == 4 && !dw->c)) {
     /* zero states of x's dtype */
-    o2m_value *zero = xk_op2(rw, "Mul", slice(rw, take(rw, dw->wx, 0), -1, 0, p->hidden), xk_scalar_like(rw, x, 0));
+    o2m_value *zero = xk_op2(rw, "Mul", xk_slice(rw, take(rw, dw->wx, 0), -1, 0, p->hidden), xk_scalar_like(rw, x, 0));
     o2m_value *shaped = xk_reshape(rw, zero, b2, 2);
     if (!dw->h) dw->h = shaped;
     if (p->kind->gates == 4 && !dw->c) dw->c = shaped;
   }
   o2m_value *pp = p->kind->gates == 4 ? o2m_rw_in(rw, 7) : NULL;
-  for (int k = 0; pp && k < 3; k++) dw->p[k] = slice(rw, take(rw, pp, d), 0, k * p->hidden, (k + 1) * p->hidden);
+  for (int k = 0; pp && k < 3; k++) dw->p[k] = xk_slice(rw, take(rw, pp, d), 0, k * p->hidden, (k + 1) * p->hidden);
   dw->acts = &p->acts[d * p->kind->n_acts];
   return dw->wx && dw->rt && dw->h ? O2M_OK : xk_failed(rw);
 }
@@ -262,7 +255,7 @@ static void step(o2m_rewriter *rw, const rnn_plan *p, dir_weights *dw, o2m_value
       if (dw->rbh) hh = xk_op2(rw, "Add", hh, dw->rbh);
       pre = xk_op2(rw, "Add", gate(rw, p, xw, 2), xk_op2(rw, "Mul", r, hh));
     } else { /* xw_h + (r H) Rh^T */
-      o2m_value *rh = slice(rw, dw->rt, 1, 2 * p->hidden, 3 * p->hidden);
+      o2m_value *rh = xk_slice(rw, dw->rt, 1, 2 * p->hidden, 3 * p->hidden);
       pre = xk_op2(rw, "Add", gate(rw, p, xw, 2), xk_op2(rw, "MatMul", xk_op2(rw, "Mul", r, dw->h), rh));
     }
     o2m_value *hh = activate(rw, &a[1], p->clip, pre);

@@ -48,13 +48,6 @@ o2m_status o2m_decompose_center_crop_pad(o2m_rewriter *rw) {
 
 /* ---- CausalConvWithState -------------------------------------------------- */
 
-/* x[start:end] along axis. */
-static o2m_value *slice(o2m_rewriter *rw, o2m_value *x, int64_t axis, int64_t start, int64_t end) {
-  o2m_value *in[4] = {x, o2m_rw_const_ints(rw, &start, 1), o2m_rw_const_ints(rw, &end, 1),
-                      o2m_rw_const_ints(rw, &axis, 1)};
-  return x && in[1] && in[2] && in[3] ? o2m_rw_op(rw, "Slice", 4, in, NULL, 0) : NULL;
-}
-
 o2m_status o2m_decompose_causal_conv(o2m_rewriter *rw) {
   o2m_value *x = o2m_rw_in(rw, 0), *w = o2m_rw_in(rw, 1), *b = o2m_rw_in(rw, 2), *past = o2m_rw_in(rw, 3);
   int64_t xd[3], wd[3];
@@ -93,5 +86,5 @@ o2m_status o2m_decompose_causal_conv(o2m_rewriter *rw) {
   }
   o2m_status s = xk_bind(rw, 0, y);
   if (s || !o2m_rw_out(rw, 1)) return s;
-  return xk_bind(rw, 1, slice(rw, seq, 2, xd[2], xd[2] + k - 1));
+  return xk_bind(rw, 1, xk_slice(rw, seq, 2, xd[2], xd[2] + k - 1));
 }
