@@ -282,6 +282,9 @@ void exec_desc_free_input(exec_word *desc);
 /* Whether t's own data has the generated code's layout (8 bits and up,
  * not bool, aligned to its element), so that it can be read in place. */
 int exec_desc_borrowable(const o2m_tensor *t);
+/* Bytes one element of d takes in the generated code's memory (sub-byte
+ * types one each). */
+size_t exec_elem_bytes(o2m_dtype d);
 /* The same at any address (for exec_arg.any_align). */
 int exec_desc_borrowable_anywhere(const o2m_tensor *t);
 /* Fills `desc` for t's dims over `data` (t's layout, not copied). */

@@ -295,7 +295,7 @@ static o2m_status weight_desc(o2m_exec *e, int i, const o2m_tensor *t, exec_word
     *owned = !s;
   } else if (!(s = exec_desc_from_tensor(t, d, diag))) {
     w->copy = d[0].ptr, w->source = t->data;
-    w->bytes = (size_t)t->count * (size_t)(o2m_dtype_bits(t->dtype) < 8 ? 1 : o2m_dtype_bits(t->dtype) / 8);
+    w->bytes = (size_t)t->count * exec_elem_bytes(t->dtype);
   }
   pthread_mutex_unlock(&e->weights_lock);
   return s;

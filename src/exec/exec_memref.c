@@ -73,8 +73,7 @@ int exec_dtype_feeds(o2m_dtype want, o2m_dtype have) {
   return is_integer(want) && is_integer(have) && o2m_dtype_bits(want) == o2m_dtype_bits(have);
 }
 
-/* Bytes one element takes in the generated code's memory. */
-static size_t elem_bytes(o2m_dtype d) {
+size_t exec_elem_bytes(o2m_dtype d) {
   int bits = o2m_dtype_bits(d);
   return bits < 8 ? 1 : (size_t)bits / 8;
 }
@@ -91,7 +90,7 @@ static void unpack_sub_byte(const uint8_t *src, uint8_t *dst, int64_t count, int
 }
 
 o2m_status exec_desc_from_tensor(const o2m_tensor *t, exec_word *desc, o2m_diag *diag) {
-  size_t esize = elem_bytes(t->dtype);
+  size_t esize = exec_elem_bytes(t->dtype);
   if (t->count < 0 || (uint64_t)t->count > SIZE_MAX / esize - BUFFER_ALIGN)
     return o2m_fail(diag, O2M_ERR_INVALID, "input '%s' is too large", t->name ? t->name : "");
   size_t bytes = (size_t)t->count * esize;
@@ -114,7 +113,7 @@ int exec_desc_borrowable_anywhere(const o2m_tensor *t) {
 }
 
 int exec_desc_borrowable(const o2m_tensor *t) {
-  return exec_desc_borrowable_anywhere(t) && (uintptr_t)t->data % elem_bytes(t->dtype) == 0;
+  return exec_desc_borrowable_anywhere(t) && (uintptr_t)t->data % exec_elem_bytes(t->dtype) == 0;
 }
 
 void exec_desc_view(const o2m_tensor *t, const void *data, exec_word *desc) {
@@ -175,7 +174,7 @@ o2m_status exec_desc_to_tensor(const exec_word *desc, const exec_arg *sig, int i
     dims[k] = sizes[k];
     count *= sizes[k];
   }
-  size_t esize = elem_bytes(sig->dtype);
+  size_t esize = exec_elem_bytes(sig->dtype);
   size_t nbytes = o2m_dtype_storage_bytes(sig->dtype, count);
   if (nbytes == SIZE_MAX || (uint64_t)count > SIZE_MAX / esize)
     return o2m_fail(diag, O2M_ERR_INTERNAL, "result %d is too large (%lld elements)", index, (long long)count);

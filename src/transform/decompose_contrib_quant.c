@@ -159,12 +159,8 @@ static o2m_value *stored_transposed(o2m_rewriter *rw, o2m_value *b) {
   const o2m_tensor *t = o2m_value_stored(b);
   if (!t || t->rank != 2 || !t->data || o2m_dtype_bits(t->dtype) != 8 || t->dtype == O2M_DT_BOOL) return NULL;
   int64_t n = t->dims[0], k = t->dims[1], dims[2] = {k, n};
-  o2m_infer_ctx ctx = {rw->model, &rw->model->arena, rw->diag, rw->graph, rw->node, 0};
-  o2m_tensor *out = o2m_tensor_new(&ctx, t->dtype, 2, dims);
-  if (!out) {
-    o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
-    return NULL;
-  }
+  o2m_tensor *out = o2m_rw_new_tensor(rw, t->dtype, 2, dims);
+  if (!out) return NULL;
   uint8_t *to = (uint8_t *)(uintptr_t)out->data;
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < k; j++) to[j * n + i] = t->data[i * k + j];

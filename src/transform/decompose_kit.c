@@ -75,12 +75,8 @@ o2m_value *xk_scalar(o2m_rewriter *rw, o2m_dtype dtype, double v) {
 
 o2m_value *xk_const_nd(o2m_rewriter *rw, o2m_dtype dtype, int rank, const int64_t *dims,
                        const double *v) {
-  o2m_infer_ctx ctx = {rw->model, &rw->model->arena, rw->diag, rw->graph, rw->node, 0};
-  o2m_tensor *t = o2m_tensor_new(&ctx, dtype, rank, dims);
-  if (!t) {
-    o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
-    return NULL;
-  }
+  o2m_tensor *t = o2m_rw_new_tensor(rw, dtype, rank, dims);
+  if (!t) return NULL;
   for (int64_t k = 0; k < t->count; k++) o2m_tensor_set_float(t, k, v[k]);
   return o2m_rw_const_tensor(rw, t);
 }

@@ -26,8 +26,6 @@
 #include "transform/decompose_kit.h"
 #include "util/diag.h"
 
-static const o2m_tensor *stored(const o2m_value *v) { return v ? o2m_value_stored(v) : NULL; }
-
 static int is_4bit(o2m_dtype d) { return d == O2M_DT_INT4 || d == O2M_DT_UINT4; }
 
 /* Element i of a packed 4-bit tensor, shifted into 0..15 (signed + 8). */
@@ -48,8 +46,8 @@ static int blocked_operands(const o2m_node *dq, blocked_weight *b) {
       (bs->i & (bs->i - 1)) || (axis && axis->i != 0 && axis->i != -2) || !dq->outputs[0] ||
       dq->outputs[0]->use_count != 1)
     return 0;
-  b->w = stored(dq->inputs[0]), b->scale = stored(dq->inputs[1]);
-  b->zp = dq->n_inputs > 2 ? stored(dq->inputs[2]) : NULL;
+  b->w = o2m_value_stored(dq->inputs[0]), b->scale = o2m_value_stored(dq->inputs[1]);
+  b->zp = dq->n_inputs > 2 ? o2m_value_stored(dq->inputs[2]) : NULL;
   if (!b->w || !b->w->data || b->w->rank != 2 || !is_4bit(b->w->dtype) || !b->scale || !b->scale->data ||
       b->scale->dtype != O2M_DT_FLOAT || (dq->n_inputs > 2 && dq->inputs[2] && (!b->zp || !b->zp->data)))
     return 0;
@@ -59,22 +57,14 @@ static int blocked_operands(const o2m_node *dq, blocked_weight *b) {
                     b->zp->dims[1] == b->n);
 }
 
-/* A new uint8 or float constant of `dims`, its bytes zeroed. */
-static o2m_tensor *new_constant(o2m_rewriter *rw, o2m_dtype dtype, int rank, const int64_t *dims) {
-  o2m_infer_ctx ctx = {rw->model, &rw->model->arena, rw->diag, rw->graph, rw->node, 0};
-  o2m_tensor *t = o2m_tensor_new(&ctx, dtype, rank, dims);
-  if (!t) o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
-  else if (t->nbytes) memset((void *)(uintptr_t)t->data, 0, t->nbytes);
-  return t;
-}
-
 /* B, scales and zero points in MatMulNBits' layout (in[1..3]). */
 static int repack(o2m_rewriter *rw, const blocked_weight *b, o2m_value **in) {
   int64_t blob = b->block / 2, zp_row = (b->blocks + 1) / 2;
   int64_t b_dims[3] = {b->n, b->blocks, blob}, s_dims[1] = {b->n * b->blocks}, z_dims[1] = {b->n * zp_row};
   int with_zp = b->zp || b->w->dtype == O2M_DT_UINT4; /* int4 without: MatMulNBits' default 8 */
-  o2m_tensor *packed = new_constant(rw, O2M_DT_UINT8, 3, b_dims), *scales = new_constant(rw, O2M_DT_FLOAT, 1, s_dims);
-  o2m_tensor *zeros = with_zp ? new_constant(rw, O2M_DT_UINT8, 1, z_dims) : NULL;
+  o2m_tensor *packed = o2m_rw_new_tensor(rw, O2M_DT_UINT8, 3, b_dims);
+  o2m_tensor *scales = o2m_rw_new_tensor(rw, O2M_DT_FLOAT, 1, s_dims);
+  o2m_tensor *zeros = with_zp ? o2m_rw_new_tensor(rw, O2M_DT_UINT8, 1, z_dims) : NULL;
   if (!packed || !scales || (with_zp && !zeros)) return 0;
   uint8_t *p = (uint8_t *)(uintptr_t)packed->data, *z = zeros ? (uint8_t *)(uintptr_t)zeros->data : NULL;
   for (int64_t c = 0; c < b->n; c++) {

@@ -153,7 +153,7 @@ o2m_value *o2m_rw_const_tensor(o2m_rewriter *rw, const o2m_tensor *t) {
   return o2m_rw_op(rw, "Constant", 0, NULL, &value, 1);
 }
 
-static o2m_tensor *new_tensor(o2m_rewriter *rw, o2m_dtype dtype, int rank, const int64_t *dims) {
+o2m_tensor *o2m_rw_new_tensor(o2m_rewriter *rw, o2m_dtype dtype, int rank, const int64_t *dims) {
   o2m_infer_ctx ctx = {rw->model, &rw->model->arena, rw->diag, rw->graph, rw->node, 0};
   o2m_tensor *t = o2m_tensor_new(&ctx, dtype, rank, dims);
   if (!t) RW_NOMEM(rw);
@@ -162,14 +162,14 @@ static o2m_tensor *new_tensor(o2m_rewriter *rw, o2m_dtype dtype, int rank, const
 
 o2m_value *o2m_rw_const_ints(o2m_rewriter *rw, const int64_t *values, int n) {
   int64_t dims[1] = {n};
-  o2m_tensor *t = new_tensor(rw, O2M_DT_INT64, 1, dims);
+  o2m_tensor *t = o2m_rw_new_tensor(rw, O2M_DT_INT64, 1, dims);
   if (!t) return NULL;
   for (int i = 0; i < n; i++) o2m_tensor_set_int(t, i, values[i]);
   return o2m_rw_const_tensor(rw, t);
 }
 
 o2m_value *o2m_rw_const_scalar(o2m_rewriter *rw, o2m_dtype dtype, double v) {
-  o2m_tensor *t = new_tensor(rw, dtype, 0, NULL);
+  o2m_tensor *t = o2m_rw_new_tensor(rw, dtype, 0, NULL);
   if (!t) return NULL;
   o2m_tensor_set_float(t, 0, v);
   return o2m_rw_const_tensor(rw, t);

@@ -138,6 +138,9 @@ o2m_status o2m_rw_update(o2m_rewriter *rw, int n_in, o2m_value *const *inputs,
 /* Constants: a Constant node holding the data, with a known value. */
 o2m_value *o2m_rw_const_ints(o2m_rewriter *rw, const int64_t *values, int n);
 o2m_value *o2m_rw_const_scalar(o2m_rewriter *rw, o2m_dtype dtype, double v);
+/* A new tensor of the model's arena (a constant's value to fill; its data
+ * zeroed), or NULL after reporting out of memory. */
+o2m_tensor *o2m_rw_new_tensor(o2m_rewriter *rw, o2m_dtype dtype, int rank, const int64_t *dims);
 o2m_value *o2m_rw_const_tensor(o2m_rewriter *rw, const o2m_tensor *t);
 
 /* Attribute values for new nodes. */
