@@ -89,6 +89,12 @@ enum {
 };
 #define O2M_WEIGHT_ARG_ATTR "onnx2mlir.weight"
 #define O2M_WEIGHT_ANY_ALIGN_ATTR "onnx2mlir.any_align"
+/* On an argument or result of @main whose ONNX dtype the target has no
+ * type for and carries in a wider one (TOSA: int4 in i8, float8e4m3fnuz as
+ * its bits in i8): the ONNX dtype's name, "int4". Each element takes one
+ * byte; the code reads only its low bits (any extension may be passed)
+ * and writes sub-byte results sign-extended (int4, int2) or zero-extended. */
+#define O2M_CARRIED_DTYPE_ATTR "onnx2mlir.dtype"
 
 /* Builds the Linalg module in `mc` (whose dialects it loads) without
  * printing it: `func.func @main` takes the runtime inputs and returns the

@@ -3,7 +3,8 @@
  *
  * Owns: finding the func.func, the dtype/rank/dims of each argument and
  * result, the weight each argument carries (emit.h, O2M_WEIGHT_ARG_ATTR),
- * and asking for the entry's C interface (llvm.emit_c_interface).
+ * the ONNX dtype of those a target carries in a wider type
+ * (O2M_CARRIED_DTYPE_ATTR), and asking for the entry's C interface (llvm.emit_c_interface).
  */
 #include <string.h>
 
@@ -54,25 +55,47 @@ MlirOperation exec_find_entry(MlirModule module, const char *entry) {
   return func;
 }
 
+static MlirAttribute dict_entry(MlirAttribute dicts, int i, const char *name) {
+  if (mlirAttributeIsNull(dicts) || !mlirAttributeIsAArray(dicts) || i >= (int)mlirArrayAttrGetNumElements(dicts))
+    return mlirAttributeGetNull();
+  MlirAttribute d = mlirArrayAttrGetElement(dicts, i);
+  return mlirAttributeIsADictionary(d) ? mlirDictionaryAttrGetElementByName(d, str(name)) : mlirAttributeGetNull();
+}
+
+/* An argument or result the target carries in a wider type (emit.h,
+ * O2M_CARRIED_DTYPE_ATTR) takes and gives its ONNX dtype, one element a
+ * byte as the element type it is held in. */
+static o2m_status read_carried(MlirAttribute dicts, int n, exec_arg *args, const char *what, o2m_diag *diag) {
+  for (int i = 0; i < n; i++) {
+    MlirAttribute a = dict_entry(dicts, i, O2M_CARRIED_DTYPE_ATTR);
+    if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a)) continue;
+    MlirStringRef name = mlirStringAttrGetValue(a);
+    o2m_dtype d = o2m_dtype_named(name.data, name.length);
+    if (!d || o2m_dtype_bits(d) > 8 || exec_elem_bytes(args[i].dtype) != 1)
+      return o2m_fail(diag, O2M_ERR_INVALID, "%s %d: %s \"%.*s\" is not a dtype carried in a byte", what, i,
+                      O2M_CARRIED_DTYPE_ATTR, (int)name.length, name.data);
+    args[i].dtype = d;
+  }
+  return O2M_OK;
+}
+
 /* The initializer names of the weight arguments (NULL for the others),
  * and which of them may lie at any address. */
 static o2m_status read_weight_names(MlirOperation func, exec_signature *sig, o2m_arena *arena, o2m_diag *diag) {
   if (!(sig->weight_names = o2m_arena_array(arena, (size_t)sig->n_args + 1, sizeof(char *))))
     return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   MlirAttribute arg_attrs = mlirOperationGetInherentAttributeByName(func, str("arg_attrs"));
-  if (mlirAttributeIsNull(arg_attrs) || !mlirAttributeIsAArray(arg_attrs)) return O2M_OK;
-  int n = (int)mlirArrayAttrGetNumElements(arg_attrs);
-  for (int i = 0; i < sig->n_args && i < n; i++) {
-    MlirAttribute d = mlirArrayAttrGetElement(arg_attrs, i);
-    MlirAttribute w = mlirAttributeIsADictionary(d) ? mlirDictionaryAttrGetElementByName(d, str(O2M_WEIGHT_ARG_ATTR))
-                                                    : mlirAttributeGetNull();
+  for (int i = 0; i < sig->n_args; i++) {
+    MlirAttribute w = dict_entry(arg_attrs, i, O2M_WEIGHT_ARG_ATTR);
     if (mlirAttributeIsNull(w) || !mlirAttributeIsAString(w)) continue;
-    sig->args[i].any_align = !mlirAttributeIsNull(mlirDictionaryAttrGetElementByName(d, str(O2M_WEIGHT_ANY_ALIGN_ATTR)));
+    sig->args[i].any_align = !mlirAttributeIsNull(dict_entry(arg_attrs, i, O2M_WEIGHT_ANY_ALIGN_ATTR));
     MlirStringRef name = mlirStringAttrGetValue(w);
     if (!(sig->weight_names[i] = o2m_arena_strndup(arena, name.data, name.length)))
       return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   }
-  return O2M_OK;
+  o2m_status s = read_carried(arg_attrs, sig->n_args, sig->args, "argument", diag);
+  return s ? s : read_carried(mlirOperationGetInherentAttributeByName(func, str("res_attrs")), sig->n_results,
+                              sig->results, "result", diag);
 }
 
 o2m_status exec_read_signature(MlirModule module, const char *entry, o2m_arena *arena, exec_signature *sig,

@@ -2,6 +2,7 @@
  * ONNX spelling, their width in bits and the bytes a tensor of them takes
  * in ONNX's raw layout. One table, indexed by the dtype number. */
 #include <stdint.h>
+#include <string.h>
 
 #include "ir/ir.h"
 
@@ -48,6 +49,13 @@ int o2m_dtype_bits(o2m_dtype dtype) {
 
 const char *o2m_dtype_name(o2m_dtype dtype) {
   return o2m_dtype_valid((int)dtype) ? dtype_facts[dtype].name : "undefined";
+}
+
+o2m_dtype o2m_dtype_named(const char *name, size_t length) {
+  for (int d = 1; d < O2M_DT_COUNT; d++)
+    if (dtype_facts[d].name && strlen(dtype_facts[d].name) == length && memcmp(dtype_facts[d].name, name, length) == 0)
+      return (o2m_dtype)d;
+  return O2M_DT_UNDEFINED;
 }
 
 size_t o2m_dtype_storage_bytes(o2m_dtype dtype, int64_t count) {

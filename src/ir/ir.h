@@ -350,6 +350,8 @@ const o2m_tensor *o2m_value_stored(const o2m_value *v);
 int o2m_dtype_bits(o2m_dtype dtype);
 /* ONNX spelling: "float", "int64", "float8e4m3fn", ...; "undefined". */
 const char *o2m_dtype_name(o2m_dtype dtype);
+/* The dtype spelled `name` (length bytes; "int4"), or UNDEFINED. */
+o2m_dtype o2m_dtype_named(const char *name, size_t length);
 /* Non-zero for a dtype this build knows. */
 int o2m_dtype_valid(int dtype);
 /* Bytes needed for `count` elements in raw layout; SIZE_MAX on overflow. */

@@ -78,6 +78,17 @@ typedef struct lw_target {
   /* NULL, or whether the transform layer leaves this node as written for
    * the JIT's module (a runtime kernel lowers it, jit_lowering_for). */
   int (*jit_keeps)(int for_jit, const o2m_node *n);
+  /* NULL, or the dtype the target carries values of dtype d in when it has
+   * no type for d (d itself when it has): TOSA holds int4/int2 in int8,
+   * uint4/uint2 in uint8 and the float8/float4 formats it lacks as their
+   * bit patterns in uint8. A carried value takes one byte per element,
+   * sign-extended for int4/int2 (constants are written so); @main's
+   * arguments and results of carried dtypes are marked
+   * O2M_CARRIED_DTYPE_ATTR (emit.h), and `narrow` re-reads an argument's
+   * low bits as the carried dtype, since a caller may pass the bytes zero-
+   * or sign-extended. */
+  o2m_dtype (*carrier)(o2m_dtype d);
+  MlirValue (*narrow)(struct lw_ctx *cx, MlirValue arg, o2m_dtype d);
 } lw_target;
 
 
@@ -184,6 +195,9 @@ int lw_attr_ints(lw_ctx *cx, const char *name, const int64_t **values);
 /* Element type of an ONNX dtype (signless integers, i1 for bool); a null
  * type for dtypes the emitter does not lower (strings, float8, 4-bit). */
 MlirType lw_elem_type(lw_ctx *cx, o2m_dtype dtype);
+/* The dtype values of dtype d are held in (lw_target.carrier): d itself
+ * unless the target carries d in a wider one. */
+o2m_dtype lw_carried_dtype(lw_ctx *cx, o2m_dtype d);
 /* tensor<...> of an inferred type (symbolic dims -> ?); null type when
  * not a ranked tensor of a lowerable dtype. */
 MlirType lw_tensor_type(lw_ctx *cx, const o2m_type *t);

@@ -252,7 +252,12 @@ static const char *const unsigned_type_names[O2M_DT_COUNT] = {
     [O2M_DT_UINT64] = "ui64", [O2M_DT_UINT4] = "ui4", [O2M_DT_UINT2] = "ui2",
 };
 
+o2m_dtype lw_carried_dtype(lw_ctx *cx, o2m_dtype d) {
+  return cx->target && cx->target->carrier ? cx->target->carrier(d) : d;
+}
+
 MlirType lw_elem_type(lw_ctx *cx, o2m_dtype dtype) {
+  dtype = lw_carried_dtype(cx, dtype);
   if ((unsigned)dtype >= O2M_DT_COUNT || !elem_type_names[dtype]) return (MlirType){NULL};
   if (cx->target && cx->target->unsigned_types && unsigned_type_names[dtype])
     return lw_type(cx, unsigned_type_names[dtype]);
@@ -382,12 +387,16 @@ MlirValue lw_const_i64_tensor(lw_ctx *cx, const int64_t *values, int n) {
 static MlirAttribute tensor_attr(lw_ctx *cx, const o2m_tensor *t, MlirType type) {
   int width = o2m_dtype_bits(t->dtype);
   if (width < 8 && t->dtype != O2M_DT_BOOL) {
-    /* ONNX packs sub-byte elements, low bits first; MLIR stores one a byte */
+    /* ONNX packs sub-byte elements, low bits first; MLIR stores one a
+     * byte, and a signed one carried in a byte is sign-extended */
     uint8_t *bytes = o2m_arena_alloc(&cx->scratch, (size_t)t->count + 1);
     if (!bytes) return mlirAttributeGetNull();
-    unsigned per_byte = 8u / (unsigned)width, mask = (1u << width) - 1;
-    for (int64_t i = 0; i < t->count; i++)
-      bytes[i] = (uint8_t)((t->data[i / per_byte] >> ((unsigned)(i % per_byte) * (unsigned)width)) & mask);
+    unsigned per_byte = 8u / (unsigned)width, mask = (1u << width) - 1, sign = 1u << (width - 1);
+    int extend = lw_carried_dtype(cx, t->dtype) != t->dtype && lw_dtype_is_signed(t->dtype);
+    for (int64_t i = 0; i < t->count; i++) {
+      unsigned v = (t->data[i / per_byte] >> ((unsigned)(i % per_byte) * (unsigned)width)) & mask;
+      bytes[i] = (uint8_t)(extend && (v & sign) ? v | ~mask : v);
+    }
     return mlirDenseElementsAttrRawBufferGet(type, (size_t)t->count, bytes);
   }
   if (t->dtype == O2M_DT_BOOL) {

@@ -171,8 +171,6 @@ MlirValue lw_weight_argument(lw_ctx *cx, const o2m_value *v) {
   return mlirBlockAddArgument(cx->main_entry, type, loc);
 }
 
-/* @main's argument attributes when weights are arguments: none for the
- * runtime inputs, the weight's name and read-only for the weights. */
 /* Whether every use of v is an operation marked O2M_WEIGHT_ANY_ALIGN_ATTR
  * (lw_kernel_operand_any_align: a buffer only a kernel reads, at any
  * address), and there is one. */
@@ -185,26 +183,58 @@ static int read_at_any_address(MlirValue v) {
   return 1;
 }
 
-static void set_weight_arg_attrs(lw_ctx *cx, MlirOperation fn, int n_args) {
-  if (!cx->n_weights) return;
-  int n = n_args + cx->n_weights;
-  MlirAttribute *dicts = o2m_arena_array(&cx->scratch, (size_t)n, sizeof(*dicts));
+/* The dictionary of attributes naming a carried dtype (empty otherwise). */
+static MlirAttribute carried_attrs(lw_ctx *cx, o2m_dtype d, int n_more, MlirNamedAttribute *more) {
+  MlirNamedAttribute attrs[4];
+  int n = 0;
+  for (int i = 0; i < n_more && n < 3; i++) attrs[n++] = more[i];
+  if (d && lw_carried_dtype(cx, d) != d)
+    attrs[n++] = mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref(O2M_CARRIED_DTYPE_ATTR)),
+                                       mlirStringAttrGet(cx->mc, str_ref(o2m_dtype_name(d))));
+  return mlirDictionaryAttrGet(cx->mc, n, attrs);
+}
+
+/* @main's argument and result attributes: carried dtypes (emit.h,
+ * O2M_CARRIED_DTYPE_ATTR) and, when weights are arguments, each weight's
+ * name and read-only. */
+static void set_io_attrs(lw_ctx *cx, MlirOperation fn, int n_args, const o2m_dtype *arg_dtypes, int n_results,
+                         const o2m_dtype *result_dtypes) {
+  int n = n_args + cx->n_weights, carried = 0;
+  for (int i = 0; i < n_args; i++) carried |= lw_carried_dtype(cx, arg_dtypes[i]) != arg_dtypes[i];
+  for (int i = 0; i < n_results; i++) carried |= lw_carried_dtype(cx, result_dtypes[i]) != result_dtypes[i];
+  for (int i = 0; i < cx->n_weights; i++) {
+    o2m_dtype d = o2m_value_stored(cx->weights[i])->dtype;
+    carried |= lw_carried_dtype(cx, d) != d;
+  }
+  if (!cx->n_weights && !carried) return;
+  MlirAttribute *dicts = o2m_arena_array(&cx->scratch, (size_t)(n > n_results ? n : n_results) + 1, sizeof(*dicts));
   if (!dicts) return;
   for (int i = 0; i < n; i++) {
     if (i < n_args) {
-      dicts[i] = mlirDictionaryAttrGet(cx->mc, 0, NULL);
+      dicts[i] = carried_attrs(cx, arg_dtypes[i], 0, NULL);
       continue;
     }
+    const o2m_value *w = cx->weights[i - n_args];
     MlirNamedAttribute attrs[3] = {
         mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref(O2M_WEIGHT_ARG_ATTR)),
-                              mlirStringAttrGet(cx->mc, str_ref(cx->weights[i - n_args]->name))),
+                              mlirStringAttrGet(cx->mc, str_ref(w->name))),
         mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref("bufferization.writable")),
                               mlirBoolAttrGet(cx->mc, 0)),
         mlirNamedAttributeGet(mlirIdentifierGet(cx->mc, str_ref(O2M_WEIGHT_ANY_ALIGN_ATTR)), mlirUnitAttrGet(cx->mc))};
     int any_align = read_at_any_address(mlirBlockGetArgument(cx->main_entry, i));
-    dicts[i] = mlirDictionaryAttrGet(cx->mc, any_align ? 3 : 2, attrs);
+    dicts[i] = carried_attrs(cx, o2m_value_stored(w)->dtype, any_align ? 3 : 2, attrs);
   }
-  mlirOperationSetAttributeByName(fn, str_ref("arg_attrs"), mlirArrayAttrGet(cx->mc, n, dicts));
+  if (n) mlirOperationSetAttributeByName(fn, str_ref("arg_attrs"), mlirArrayAttrGet(cx->mc, n, dicts));
+  if (!carried || !n_results) return;
+  for (int i = 0; i < n_results; i++) dicts[i] = carried_attrs(cx, result_dtypes[i], 0, NULL);
+  mlirOperationSetAttributeByName(fn, str_ref("res_attrs"), mlirArrayAttrGet(cx->mc, n_results, dicts));
+}
+
+/* A runtime argument as the node inputs read it: a carried dtype's low
+ * bits re-read by the target (lw_target.narrow). */
+static MlirValue argument_value(lw_ctx *cx, MlirValue arg, o2m_dtype d) {
+  if (!cx->target->narrow || !d || lw_carried_dtype(cx, d) == d) return arg;
+  return cx->target->narrow(cx, arg, d);
 }
 
 static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
@@ -215,7 +245,9 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
   MlirType *out_types = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirType));
   MlirValue *results = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirValue));
   MlirLocation *locs = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(MlirLocation));
-  if (!in_types || !out_types || !results || !locs) return o2m_fail(cx->diag, O2M_ERR_NOMEM, "out of memory");
+  o2m_dtype *in_dtypes = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(o2m_dtype));
+  o2m_dtype *out_dtypes = o2m_arena_array(&cx->scratch, MAX_IO, sizeof(o2m_dtype));
+  if (!in_types || !out_types || !results || !locs || !in_dtypes || !out_dtypes) return o2m_fail(cx->diag, O2M_ERR_NOMEM, "out of memory");
   if (n_in > 256 || g->n_outputs > 256) return lw_unsupported(cx, "more than 256 graph inputs or outputs");
   for (int i = 0; i < n_in; i++) {
     const o2m_value *v = o2m_runtime_input(m, i);
@@ -228,13 +260,14 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
       if (count && mlirTypeIsNull(t))
         return lw_unsupported(cx, "the elements of graph input '%s' are not ranked tensors of one rank and a supported dtype", v->name);
       if (n_args + count > MAX_IO) return lw_unsupported(cx, "more than %d tensors in the graph inputs", MAX_IO);
-      for (int k = 0; k < count; k++) in_types[n_args] = t, locs[n_args++] = loc;
+      for (int k = 0; k < count; k++) in_dtypes[n_args] = elem->elem, in_types[n_args] = t, locs[n_args++] = loc;
       continue;
     }
     if (v->type.kind == O2M_TYPE_SEQUENCE || v->type.kind == O2M_TYPE_OPTIONAL)
       return lw_unsupported(cx, "graph input '%s' is %s: an imported module takes tensors only (`run` and `test` take it)",
                             v->name, v->type.kind == O2M_TYPE_SEQUENCE ? "a sequence" : "an optional");
     in_types[n_args] = lw_tensor_type(cx, &v->type);
+    in_dtypes[n_args] = v->type.elem;
     locs[n_args++] = loc;
     if (mlirTypeIsNull(in_types[n_args - 1])) return lw_unsupported(cx, "graph input '%s' is not a ranked tensor of a supported dtype", v->name);
   }
@@ -261,12 +294,13 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
     if (x && x->kind != O2M_TYPE_TENSOR) {
       int count = x->present ? x->count : 0;
       MlirValue elems[count + 1];
-      for (int k = 0; k < count; k++) elems[k] = mlirBlockGetArgument(entry, a++);
+      for (int k = 0; k < count; k++, a++) elems[k] = argument_value(cx, mlirBlockGetArgument(entry, a), in_dtypes[a]);
       o2m_status s = lw_seq_map(cx, v, x->present, count, elems);
       if (s) return s;
       continue;
     }
-    lw_map(cx, v, mlirBlockGetArgument(entry, a++));
+    lw_map(cx, v, argument_value(cx, mlirBlockGetArgument(entry, a), in_dtypes[a]));
+    a++;
   }
   o2m_status s = lw_lower_graph_nodes(cx, g);
   if (s) return s;
@@ -284,6 +318,7 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
         MlirValue e = q->elems[k];
         if (!mlirTypeIsNull(t)) e = lw_cast_tensor(cx, e, t);
         out_types[n_results] = mlirValueGetType(e);
+        out_dtypes[n_results] = elem ? elem->elem : O2M_DT_UNDEFINED;
         results[n_results++] = e;
       }
       o2m_type_kind holds = v->type.kind == O2M_TYPE_OPTIONAL && v->type.inner ? v->type.inner->kind : O2M_TYPE_TENSOR;
@@ -293,6 +328,7 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
     MlirValue r = lw_get(cx, v);
     if (mlirValueIsNull(r)) return lw_error(cx, "internal: graph output '%s' has no value", g->outputs[i].name);
     out_types[n_results] = lw_tensor_type(cx, &v->type);
+    out_dtypes[n_results] = v->type.elem;
     results[n_results] = lw_cast_tensor(cx, r, out_types[n_results]);
     n_results++;
     if (out_values) out_values[i] = (o2m_io_value){O2M_TYPE_TENSOR, O2M_TYPE_TENSOR, 1, 1, NULL};
@@ -302,7 +338,7 @@ static o2m_status build_function(lw_ctx *cx, o2m_io_value *out_values) {
   for (int k = 0; k < cx->n_weights; k++) in_types[n_args + k] = mlirValueGetType(mlirBlockGetArgument(entry, n_args + k));
   MlirType fn_type = mlirFunctionTypeGet(cx->mc, n_args + cx->n_weights, in_types, n_results, out_types);
   mlirOperationSetAttributeByName(fn, str_ref("function_type"), mlirTypeAttrGet(fn_type));
-  set_weight_arg_attrs(cx, fn, n_args);
+  set_io_attrs(cx, fn, n_args, in_dtypes, n_results, out_dtypes);
   lw_finish_branch_failures(cx);
   if (cx->profiled) {
     MlirBlock saved = cx->block;

@@ -13,24 +13,7 @@
 #include "emit/linalg/lower_lowp.h"
 #include "util/diag.h"
 
-/* how a format spells NaN, for decoding */
-enum { NAN_NONE, NAN_MAX_MAG, NAN_ABOVE_INF, NAN_NEG_ZERO };
-
-typedef struct lowp_format {
-  o2m_dtype dtype;
-  int bits, man, bias;
-  int max_mag;        /* largest finite magnitude code */
-  int inf_mag;        /* infinity's magnitude code, -1 when none */
-  int nan_mag;        /* the NaN code's magnitude */
-  int nan_negative;   /* the NaN code has the sign bit set (input's sign else) */
-  int overflow_mag;   /* without saturation: an overflow's magnitude code */
-  int overflow_negative; /* ... whose sign bit is set (input's sign else) */
-  int always_saturate; /* ml_dtypes saturates this format regardless */
-  int unsigned_zero;  /* no -0: a zero result has no sign */
-  int nan_decode;     /* NAN_*: which codes decode to NaN */
-} lowp_format;
-
-static const lowp_format formats[] = {
+static const lw_lowp_format formats[] = {
     /* dtype                bits man bias max   inf   nan   nan- ovf   ovf- sat uz  decode */
     {O2M_DT_FLOAT8E4M3FN,   8,   3,  7,   0x7E, -1,   0x7F, 0,   0x7F, 0,   0,  0,  NAN_MAX_MAG},
     {O2M_DT_FLOAT8E4M3FNUZ, 8,   3,  8,   0x7F, -1,   0,    1,   0,    1,   0,  1,  NAN_NEG_ZERO},
@@ -39,13 +22,28 @@ static const lowp_format formats[] = {
     {O2M_DT_FLOAT4E2M1,     4,   1,  1,   0x7,  -1,   0,    1,   0,    1,   1,  0,  NAN_NONE},
 };
 
-static const lowp_format *format_of(o2m_dtype d) {
+const lw_lowp_format *lw_lowp_format_of(o2m_dtype d) {
   for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
     if (formats[i].dtype == d) return &formats[i];
   return NULL;
 }
 
-int lw_dtype_is_lowp(o2m_dtype d) { return format_of(d) || d == O2M_DT_FLOAT8E8M0; }
+double lw_lowp_value(o2m_dtype d, unsigned code) {
+  const lw_lowp_format *f = lw_lowp_format_of(d);
+  if (!f) return code == 0xFF ? NAN : ldexp(1.0, (int)code - 127); /* e8m0 */
+  unsigned sign_bit = 1u << (f->bits - 1), mag = code & (sign_bit - 1);
+  unsigned exp = mag >> f->man, m = mag & ((1u << f->man) - 1);
+  int nan = f->nan_decode == NAN_MAX_MAG ? mag == sign_bit - 1
+            : f->nan_decode == NAN_ABOVE_INF ? (int)mag > f->inf_mag
+            : f->nan_decode == NAN_NEG_ZERO ? code == sign_bit : 0;
+  if (nan) return NAN;
+  double v = f->inf_mag >= 0 && (int)mag == f->inf_mag ? INFINITY
+             : exp == 0 ? ldexp((double)m, 1 - f->bias - f->man)
+                        : ldexp((double)(m | (1u << f->man)), (int)exp - f->bias - f->man);
+  return code & sign_bit ? -v : v;
+}
+
+int lw_dtype_is_lowp(o2m_dtype d) { return lw_lowp_format_of(d) || d == O2M_DT_FLOAT8E8M0; }
 
 /* ---- i32 helpers ----------------------------------------------------------------- */
 
@@ -110,7 +108,7 @@ static MlirValue e8m0_encode(lw_ctx *cx, MlirValue x, int saturate, const char *
 
 /* ---- sign/exponent/mantissa formats ---------------------------------------------- */
 
-static MlirValue decode(lw_ctx *cx, const lowp_format *f, MlirValue v) {
+static MlirValue decode(lw_ctx *cx, const lw_lowp_format *f, MlirValue v) {
   MlirType f32 = lw_type(cx, "f32");
   MlirValue c = bits_of(cx, v, f->bits);
   int sign_shift = f->bits - 1, mag_mask = (1 << sign_shift) - 1;
@@ -141,7 +139,7 @@ static MlirValue decode(lw_ctx *cx, const lowp_format *f, MlirValue v) {
 /* the sign bit for a special code: set, or the input's */
 static MlirValue special_sign(lw_ctx *cx, int negative, MlirValue sign) { return negative ? c32(cx, 1) : sign; }
 
-static MlirValue encode(lw_ctx *cx, const lowp_format *f, MlirValue x, int saturate) {
+static MlirValue encode(lw_ctx *cx, const lw_lowp_format *f, MlirValue x, int saturate) {
   MlirType f32 = lw_type(cx, "f32");
   saturate = saturate || f->always_saturate;
   MlirValue u = conv(cx, "arith.bitcast", x, i32(cx));
@@ -173,12 +171,12 @@ static MlirValue encode(lw_ctx *cx, const lowp_format *f, MlirValue x, int satur
 }
 
 MlirValue lw_lowp_decode(lw_ctx *cx, MlirValue v, o2m_dtype from) {
-  const lowp_format *f = format_of(from);
+  const lw_lowp_format *f = lw_lowp_format_of(from);
   return f ? decode(cx, f, v) : e8m0_decode(cx, v);
 }
 
 MlirValue lw_lowp_encode(lw_ctx *cx, MlirValue x, o2m_dtype to, int saturate, const char *round_mode) {
-  const lowp_format *f = format_of(to);
+  const lw_lowp_format *f = lw_lowp_format_of(to);
   return f ? encode(cx, f, x, saturate) : e8m0_encode(cx, x, saturate, round_mode);
 }
 

@@ -295,6 +295,7 @@ static int is_float8(o2m_dtype d) { return d == O2M_DT_FLOAT8E4M3FN || d == O2M_
 
 o2m_status tw_lower_cast(lw_ctx *cx) {
   o2m_dtype from = lw_in_type(cx, 0)->elem, to = lw_out_type(cx, 0)->elem;
+  if (tw_carrier(from) != from || tw_carrier(to) != to) return tw_lower_carried_cast(cx);
   o2m_status s = tw_check_dtype(cx, from, 1);
   if (!s) s = tw_check_dtype(cx, to, 1);
   if (s) return s;

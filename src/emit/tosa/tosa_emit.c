@@ -83,8 +83,10 @@ static int keeps(const o2m_node *n) {
   return 1;
 }
 
-static const lw_target tosa_target = {"TOSA", tw_lowering_for, load_dialects, "tosa.const",
-                                      "values", keeps};
+static const lw_target tosa_target = {.name = "TOSA", .lowering_for = tw_lowering_for,
+                                      .load_dialects = load_dialects, .const_op = "tosa.const",
+                                      .const_attr = "values", .keeps = keeps, .carrier = tw_carrier,
+                                      .narrow = tw_narrow_argument};
 
 o2m_status o2m_tosa_prepare(o2m_model *model, o2m_diag *diag) { return lw_prepare_model(&tosa_target, model, O2M_JIT, diag); }
 

@@ -22,8 +22,12 @@ int tw_dtype_ok(o2m_dtype d, int unsigned_ok) {
     return 1;
   case O2M_DT_UINT8: case O2M_DT_UINT16: case O2M_DT_UINT32: case O2M_DT_UINT64:
     return unsigned_ok;
-  default:
-    return 0;
+  case O2M_DT_INT4: case O2M_DT_INT2: /* carried in int8 (tosa_carried.c) */
+    return 1;
+  case O2M_DT_UINT4: case O2M_DT_UINT2:
+    return unsigned_ok;
+  default: /* the float8/float4 formats carried as their bits: moved, cast */
+    return tw_carrier(d) != d;
   }
 }
 
@@ -120,6 +124,11 @@ MlirValue tw_const_i32(lw_ctx *cx, int n, const int32_t *values) {
   int64_t dim[1] = {n};
   MlirType type = mlirRankedTensorTypeGet(1, dim, mlirIntegerTypeGet(cx->mc, 32), mlirAttributeGetNull());
   return const_op(cx, "tosa.const", mlirDenseElementsAttrInt32Get(type, n, values), type);
+}
+
+MlirValue tw_const_f32(lw_ctx *cx, int rank, const int64_t *sizes, int64_t n, const float *values) {
+  MlirType type = tw_tensor(cx, mlirF32TypeGet(cx->mc), rank, sizes);
+  return const_op(cx, "tosa.const", mlirDenseElementsAttrFloatGet(type, (intptr_t)n, values), type);
 }
 
 /* ---- ops -------------------------------------------------------------------- */

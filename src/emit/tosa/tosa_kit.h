@@ -32,6 +32,15 @@ o2m_status tw_check_dtype(lw_ctx *cx, o2m_dtype d, int unsigned_ok);
 /* Checks every present input and output of the node. */
 o2m_status tw_check_node_dtypes(lw_ctx *cx, int unsigned_ok);
 
+/* ---- dtypes TOSA lacks, carried in int8 (tosa_carried.c) ---------------- */
+/* lw_target.carrier: int4/int2 -> int8; uint4/uint2 and the float8/float4
+ * formats TOSA lacks (e4m3fnuz, e5m2fnuz, e8m0, e2m1) -> uint8. */
+o2m_dtype tw_carrier(o2m_dtype d);
+/* lw_target.narrow: a carried argument's low bits as its dtype. */
+MlirValue tw_narrow_argument(lw_ctx *cx, MlirValue arg, o2m_dtype d);
+/* Cast/CastLike where either side is a carried dtype. */
+o2m_status tw_lower_carried_cast(lw_ctx *cx);
+
 /* ---- types and shapes ---------------------------------------------------- */
 /* Rank and sizes (-1 dynamic) of a ranked tensor value. */
 int tw_rank(MlirValue v);
@@ -52,6 +61,8 @@ MlirValue tw_splat(lw_ctx *cx, MlirType elem, int rank, double v);
 MlirValue tw_zero_point(lw_ctx *cx, MlirType elem);
 /* An i32 tosa.const of one dim. */
 MlirValue tw_const_i32(lw_ctx *cx, int n, const int32_t *values);
+/* An f32 tosa.const of the given sizes holding n values. */
+MlirValue tw_const_f32(lw_ctx *cx, int rank, const int64_t *sizes, int64_t n, const float *values);
 
 /* ---- ops ------------------------------------------------------------------- */
 /* tosa.reshape to sizes (at most one -1 = inferred). */
