@@ -10,6 +10,15 @@
  *          1 / x^2 is below the precision
  *   Acosh  log1p((x - 1) + sqrt((x - 1)(x + 1))); log(2x) as above
  *   Atanh  (log1p(x) - log1p(-x)) / 2
+ *   Atan   sign(x) atan(|x|), |x| first reduced by the identities
+ *          atan(a) = pi/2 - atan(1/a) (a > tan(3pi/8)) and pi/4 +
+ *          atan((a - 1)/(a + 1)) (a > tan(pi/8)), then t + t z P(z),
+ *          z = t^2, with Cephes' degree-4 minimax P for float
+ *          (double inputs get float accuracy)
+ *   Asin   atan(x / sqrt((1 - x)(1 + x)))   (+-pi/2 at +-1, NaN beyond)
+ *   Acos   2 atan(sqrt((1 - x) / (1 + x)))  (no cancellation near 1)
+ *          (measured against NumPy, tests/lit/run/inverse_trig.test: Atan
+ *          within 2 ulp of float32, Asin 4, Acos 3)
  *   Round  half to even: floor(x), plus one when the fraction is above 1/2
  *          or is 1/2 and floor(x) is odd
  *   Erf    x P(x^2) / Q(x^2) on x clamped to [-4, 4], the rational
@@ -60,6 +69,13 @@ static o2m_value *add_k(o2m_rewriter *rw, o2m_value *x, double v) { return xk_op
 static o2m_value *mul_k(o2m_rewriter *rw, o2m_value *x, double v) { return xk_op2(rw, "Mul", x, k(rw, x, v)); }
 static o2m_value *cmp_k(o2m_rewriter *rw, const char *op, o2m_value *x, double v) {
   return xk_op2(rw, op, x, k(rw, x, v));
+}
+
+/* c[0] u^(n-1) + ... + c[n-1], by Horner's rule. */
+static o2m_value *horner(o2m_rewriter *rw, o2m_value *u, const double *c, int n) {
+  o2m_value *p = k(rw, u, c[0]);
+  for (int i = 1; i < n; i++) p = add_k(rw, xk_op2(rw, "Mul", p, u), c[i]);
+  return p;
 }
 
 /* log(1 + u), accurate for small u: the rounding of 1 + u is divided out. */
@@ -124,6 +140,36 @@ static o2m_value *atanh_of(o2m_rewriter *rw, o2m_value *x) {
   return mul_k(rw, d, 0.5);
 }
 
+/* Cephes' atanf polynomial, z^3 down to z^0. */
+static const double atan_p[] = {8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1};
+
+/* atan of a >= 0 (NaN stays NaN: no comparison holds, t = a) */
+static o2m_value *atan_nonnegative(o2m_rewriter *rw, o2m_value *a) {
+  o2m_value *far = cmp_k(rw, "Greater", a, 2.414213562373095); /* tan(3pi/8) */
+  o2m_value *mid = cmp_k(rw, "Greater", a, 0.4142135623730950); /* tan(pi/8) */
+  o2m_value *t_mid = xk_op2(rw, "Div", add_k(rw, a, -1.0), add_k(rw, a, 1.0));
+  o2m_value *t_far = xk_op1(rw, "Neg", xk_op1(rw, "Reciprocal", a));
+  o2m_value *t = xk_where(rw, far, t_far, xk_where(rw, mid, t_mid, a));
+  o2m_value *base = xk_where(rw, far, k(rw, a, M_PI_2), xk_where(rw, mid, k(rw, a, M_PI_4), k(rw, a, 0.0)));
+  o2m_value *z = xk_op2(rw, "Mul", t, t);
+  o2m_value *poly = xk_op2(rw, "Mul", xk_op2(rw, "Mul", horner(rw, z, atan_p, 4), z), t);
+  return xk_op2(rw, "Add", base, xk_op2(rw, "Add", poly, t));
+}
+
+static o2m_value *atan_of(o2m_rewriter *rw, o2m_value *x) {
+  return xk_op2(rw, "Mul", xk_op1(rw, "Sign", x), atan_nonnegative(rw, xk_op1(rw, "Abs", x)));
+}
+
+static o2m_value *asin_of(o2m_rewriter *rw, o2m_value *x) {
+  o2m_value *c = xk_op1(rw, "Sqrt", xk_op2(rw, "Mul", add_k(rw, xk_op1(rw, "Neg", x), 1.0), add_k(rw, x, 1.0)));
+  return atan_of(rw, xk_op2(rw, "Div", x, c));
+}
+
+static o2m_value *acos_of(o2m_rewriter *rw, o2m_value *x) {
+  o2m_value *r = xk_op2(rw, "Div", add_k(rw, xk_op1(rw, "Neg", x), 1.0), add_k(rw, x, 1.0));
+  return mul_k(rw, atan_nonnegative(rw, xk_op1(rw, "Sqrt", r)), 2.0);
+}
+
 /* NaN and infinities fall through: their fraction is NaN, no comparison
  * holds and floor(x) is kept. */
 static o2m_value *round_of(o2m_rewriter *rw, o2m_value *x) {
@@ -142,13 +188,6 @@ static const double erf_p[] = {-2.72614225801306e-10, 2.77068142495902e-08, -2.1
 static const double erf_q[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
                                -7.37332916720468e-03, -1.42647390514189e-02};
 
-/* c[0] u^(n-1) + ... + c[n-1], by Horner's rule. */
-static o2m_value *horner(o2m_rewriter *rw, o2m_value *u, const double *c, int n) {
-  o2m_value *p = k(rw, u, c[0]);
-  for (int i = 1; i < n; i++) p = add_k(rw, xk_op2(rw, "Mul", p, u), c[i]);
-  return p;
-}
-
 static o2m_value *erf_of(o2m_rewriter *rw, o2m_value *x) {
   o2m_value *c = xk_op2(rw, "Min", xk_op2(rw, "Max", x, k(rw, x, -4.0)), k(rw, x, 4.0));
   o2m_value *c2 = xk_op2(rw, "Mul", c, c);
@@ -163,6 +202,7 @@ static const struct {
     {"Erf", erf_of},
     {"Tan", tan_of},     {"Sinh", sinh_of},   {"Cosh", cosh_of}, {"Asinh", asinh_of},
     {"Acosh", acosh_of}, {"Atanh", atanh_of}, {"Round", round_of},
+    {"Atan", atan_of},   {"Asin", asin_of},   {"Acos", acos_of},
 };
 
 o2m_status o2m_decompose_unary_math(o2m_rewriter *rw) {

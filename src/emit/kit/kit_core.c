@@ -175,10 +175,39 @@ int64_t lw_in_known_ints(lw_ctx *cx, int i, int64_t **values) {
   return t->count;
 }
 
+/* Whether lw_cast_tensor can make tensor type b of a: they differ only by
+ * static-vs-dynamic dims (and, through a target's own cast op such as
+ * stablehlo.convert, by element type). */
+static int cast_compatible(lw_ctx *cx, MlirType a, MlirType b) {
+  if (!mlirTypeIsARankedTensor(a) || !mlirTypeIsARankedTensor(b)) return 1; /* the verifier judges */
+  if ((!cx->target->cast_op && !mlirTypeEqual(mlirShapedTypeGetElementType(a), mlirShapedTypeGetElementType(b))) ||
+      mlirShapedTypeGetRank(a) != mlirShapedTypeGetRank(b))
+    return 0;
+  for (intptr_t k = 0; k < mlirShapedTypeGetRank(a); k++)
+    if (!mlirShapedTypeIsDynamicDim(a, k) && !mlirShapedTypeIsDynamicDim(b, k) &&
+        mlirShapedTypeGetDimSize(a, k) != mlirShapedTypeGetDimSize(b, k))
+      return 0;
+  return 1;
+}
+
+static void print_to_buffer(MlirStringRef s, void *user) {
+  char *buf = user;
+  size_t len = strlen(buf), room = 127 - len, n = s.length < room ? s.length : room;
+  memcpy(buf + len, s.data, n);
+  buf[len + n] = '\0';
+}
+
 o2m_status lw_set_out(lw_ctx *cx, int i, MlirValue v) {
   if (!lw_out_present(cx, i)) return O2M_OK;
   if (mlirValueIsNull(v)) return lw_error(cx, "output %d was not produced", i);
   MlirType want = lw_tensor_type(cx, lw_out_type(cx, i));
+  if (!mlirTypeIsNull(want) && !cast_compatible(cx, want, mlirValueGetType(v))) {
+    /* a declared type that overrode inference (infer.c warns) and is wrong */
+    char got[128] = "", declared[128] = "";
+    mlirTypePrint(mlirValueGetType(v), print_to_buffer, got);
+    mlirTypePrint(want, print_to_buffer, declared);
+    return lw_error(cx, "output '%s' is %s, but the model declares it %s", cx->node->outputs[i]->name, got, declared);
+  }
   if (!mlirTypeIsNull(want) && !mlirTypeEqual(want, mlirValueGetType(v)))
     v = lw_cast_tensor(cx, v, want);
   lw_map(cx, cx->node->outputs[i], v);

@@ -289,7 +289,16 @@ o2m_status tw_lower_reduce(lw_ctx *cx) {
   int is_bool = in_dt == O2M_DT_BOOL, int_product = dt != O2M_DT_FLOAT && strcmp(row->tosa, "tosa.reduce_product") == 0;
   for (int k = 0; k < rank && int_product; k++)
     if (reduced[k]) x = product_tree(cx, x, k);
+  MlirValue in = x;
   if (!int_product) x = reduce_dims(cx, is_bool ? row->tosa_bool : row->tosa, x, reduced);
+  if (lw_dtype_is_float(dt) && isinf(row->empty) && row->pre == PRE_NONE && row->post == POST_NONE) {
+    /* upstream tosa-to-linalg starts reduce_max from -FLT_MAX (reduce_min
+     * from FLT_MAX), not from the infinity: a slice of infinities (a fully
+     * masked attention row) gets its infinity back here */
+    MlirValue inf = splat_like(cx, in, row->empty);
+    MlirValue all_inf = reduce_dims(cx, "tosa.reduce_all", tw_compare(cx, "tosa.equal", in, inf), reduced);
+    x = tw_select(cx, all_inf, inf, x);
+  }
   switch (row->post) {
   case POST_MEAN:
     x = lw_dtype_is_float(dt) ? tw_mul(cx, x, splat_like(cx, x, 1.0 / (double)count))
