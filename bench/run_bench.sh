@@ -5,7 +5,9 @@
 # each lowering target (TARGETS, default "linalg tosa": tosa is the TOSA
 # module run through upstream tosa-to-linalg), and, where Debian's PyTorch is
 # installed, torchvision ResNet18, MobileNetV2, SqueezeNet 1.1 and a BERT-style
-# encoder (make_torchvision_models.py); MODELS="..." picks some.
+# encoder (make_torchvision_models.py), and the small ViT as onnxruntime saves
+# it after its own fusions (vit_small_ort: com.microsoft Gelu, FusedMatMul,
+# SkipLayerNormalization; bench/ort_optimize.mjs); MODELS="..." picks some.
 # Checks first that both give the same outputs (rtol 1e-3, atol 1e-4).
 #   ours: `onnx2mlir run --threads 1 --repeat N`: load + emit + compile once, N calls
 #   ort:  bench/ort_time.mjs: InferenceSession.create, N session.run calls
@@ -22,23 +24,30 @@ tool="$build/onnx2mlir"
 mkdir -p "$out"
 # the targets too when Debian's PyTorch is installed (python3-torch,
 # python3-torchvision): ResNet18, MobileNetV2, SqueezeNet 1.1, a BERT-style encoder
-torch_models="resnet18 mobilenet_v2 squeezenet bert_encoder vit_small"
+torch_models="resnet18 mobilenet_v2 squeezenet bert_encoder vit_small vit_small_ort"
 if [ -z "${MODELS:-}" ]; then
   MODELS="resnet_small encoder_small"
   /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null && MODELS="$MODELS $torch_models"
 fi
-for m in $MODELS; do
-  [ -f "$out/$m.onnx" ] && [ -f "$out/${m}_x.npy" ] && continue
-  case " $torch_models " in
-    *" $m "*) /usr/bin/python3 bench/make_torchvision_models.py "$out" ;;
-    *) /usr/bin/python3 bench/make_run_models.py "$out" ;;
-  esac
-done
 if [ ! -f bench/node_modules/onnxruntime-node/package.json ]; then
   # --ignore-scripts: the CPU library ships in the package; the install
   # script would only try to download GPU parts.
   (cd bench && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
+for m in $MODELS; do
+  [ -f "$out/$m.onnx" ] && [ -f "$out/${m}_x.npy" ] && continue
+  base=${m%_ort}
+  if [ ! -f "$out/$base.onnx" ] || [ ! -f "$out/${base}_x.npy" ]; then
+    case " $torch_models " in
+      *" $base "*) /usr/bin/python3 bench/make_torchvision_models.py "$out" ;;
+      *) /usr/bin/python3 bench/make_run_models.py "$out" ;;
+    esac
+  fi
+  if [ "$m" != "$base" ]; then
+    node bench/ort_optimize.mjs "$out/$base.onnx" "$out/$m.onnx"
+    cp "$out/${base}_x.npy" "$out/${m}_x.npy"
+  fi
+done
 
 results="$out/results.txt"
 : >"$results"
