@@ -85,6 +85,11 @@ static void reconcile(o2m_model *model, o2m_value *v, const o2m_type *declared,
     o2m_type_text(&v->type, have, sizeof(have));
     o2m_type_text(declared, want, sizeof(want));
     const o2m_node *n = v->producer;
+    if (v->declared_conflict) {
+      v->type = *declared;
+      return;
+    }
+    v->declared_conflict = 1;
     if (n)
       o2m_warn(diag, "%s: node '%s' (%s, opset %lld): output '%s' is declared %s but inferred %s; using the declared type",
                model->path, n->name, n->op_type, (long long)n->opset, v->name, want, have);

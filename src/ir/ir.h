@@ -229,6 +229,7 @@ typedef struct o2m_value {
   int shape_value_len;
   struct o2m_graph *graph;
   int use_count;
+  int declared_conflict; /* inference disagreed with `declared` (warned once) */
 } o2m_value;
 
 typedef struct o2m_value_info {
