@@ -12,26 +12,19 @@
 #include <mlir-c/BuiltinTypes.h>
 
 #include "emit/emit.h"
+#include "emit/kit/kit.h"
 #include "exec/exec_internal.h"
 #include "util/diag.h"
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
-
-static void print_to_buffer(MlirStringRef s, void *user) {
-  char *buf = user;
-  size_t len = strlen(buf), room = 255 - len;
-  size_t n = s.length < room ? s.length : room;
-  memcpy(buf + len, s.data, n);
-  buf[len + n] = '\0';
-}
 
 static o2m_status read_arg(const char *entry, MlirType type, const char *what, int index, o2m_arena *arena,
                            exec_arg *out, o2m_diag *diag) {
   o2m_dtype dtype = mlirTypeIsARankedTensor(type) ? exec_dtype_of(mlirShapedTypeGetElementType(type))
                                                   : O2M_DT_UNDEFINED;
   if (dtype == O2M_DT_UNDEFINED) {
-    char text[256] = "";
-    mlirTypePrint(type, print_to_buffer, text);
+    char text[256];
+    lw_type_text(type, text, sizeof(text));
     return o2m_fail(diag, O2M_ERR_UNSUPPORTED,
                     "%s %d of @%s has type %s; the executor takes ranked tensors of numbers or bools",
                     what, index, entry, text);

@@ -204,6 +204,8 @@ MlirType lw_tensor_type(lw_ctx *cx, const o2m_type *t);
 /* tensor<...> from sizes (-1 = dynamic). */
 MlirType lw_tensor_type_of(lw_ctx *cx, o2m_dtype dtype, int rank,
                            const int64_t *sizes);
+/* The text of an MLIR type into buf[cap] (cut to fit). */
+void lw_type_text(MlirType t, char *buf, size_t cap);
 /* A type parsed from text, cached: "index", "tensor<4xi64>", ... */
 MlirType lw_type(lw_ctx *cx, const char *text);
 MlirType lw_index_type(lw_ctx *cx);

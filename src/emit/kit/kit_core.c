@@ -190,11 +190,24 @@ static int cast_compatible(lw_ctx *cx, MlirType a, MlirType b) {
   return 1;
 }
 
-static void print_to_buffer(MlirStringRef s, void *user) {
-  char *buf = user;
-  size_t len = strlen(buf), room = 127 - len, n = s.length < room ? s.length : room;
-  memcpy(buf + len, s.data, n);
-  buf[len + n] = '\0';
+typedef struct text_buffer {
+  char *buf;
+  size_t len, cap;
+} text_buffer;
+
+static void append_text(MlirStringRef s, void *user) {
+  text_buffer *t = user;
+  size_t n = s.length < t->cap - 1 - t->len ? s.length : t->cap - 1 - t->len;
+  memcpy(t->buf + t->len, s.data, n);
+  t->len += n;
+  t->buf[t->len] = '\0';
+}
+
+void lw_type_text(MlirType type, char *buf, size_t cap) {
+  text_buffer t = {buf, 0, cap};
+  if (!cap) return;
+  buf[0] = '\0';
+  mlirTypePrint(type, append_text, &t);
 }
 
 o2m_status lw_set_out(lw_ctx *cx, int i, MlirValue v) {
@@ -203,9 +216,9 @@ o2m_status lw_set_out(lw_ctx *cx, int i, MlirValue v) {
   MlirType want = lw_tensor_type(cx, lw_out_type(cx, i));
   if (!mlirTypeIsNull(want) && !cast_compatible(cx, want, mlirValueGetType(v))) {
     /* a declared type that overrode inference (infer.c warns) and is wrong */
-    char got[128] = "", declared[128] = "";
-    mlirTypePrint(mlirValueGetType(v), print_to_buffer, got);
-    mlirTypePrint(want, print_to_buffer, declared);
+    char got[128], declared[128];
+    lw_type_text(mlirValueGetType(v), got, sizeof(got));
+    lw_type_text(want, declared, sizeof(declared));
     return lw_error(cx, "output '%s' is %s, but the model declares it %s", cx->node->outputs[i]->name, got, declared);
   }
   if (!mlirTypeIsNull(want) && !mlirTypeEqual(want, mlirValueGetType(v)))
