@@ -23,8 +23,8 @@
 #            CMake and pkg-config, Python, the .deb (tests/install)
 #   builds   a Release build with GCC, warnings as errors (tests/build_matrix.sh
 #            builds every type with GCC and clang-22)
-#   fuzz     a libFuzzer run of the reader+importer (seconds: $FUZZ_SECONDS,
-#            default 60; 0 skips it)
+#   fuzz     libFuzzer runs of the reader, the five import forms and run
+#            (seconds per target: $FUZZ_SECONDS, default 60; 0 skips them)
 # Ends with "N passed, N failed" over all suites; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -131,8 +131,17 @@ fi
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [ "$fuzz_seconds" -gt 0 ]; then
-  tests/fuzz/run_fuzz.sh "$fuzz_seconds" > "$build.fuzz.log" 2>&1
-  if [ $? -eq 0 ]; then count fuzz 1 0; else tail -n 40 "$build.fuzz.log"; count fuzz 0 1; fi
+  fuzz_ok=0
+  fuzz_failed=0
+  for target in import lower run; do
+    if tests/fuzz/run_fuzz.sh "$fuzz_seconds" "$target" > "$build.fuzz-$target.log" 2>&1; then
+      fuzz_ok=$((fuzz_ok + 1))
+    else
+      tail -n 40 "$build.fuzz-$target.log"
+      fuzz_failed=$((fuzz_failed + 1))
+    fi
+  done
+  count fuzz "$fuzz_ok" "$fuzz_failed"
 fi
 
 echo "$passed passed, $failed failed"

@@ -171,7 +171,10 @@ void o2m_tensor_set_int(o2m_tensor *t, int64_t index, int64_t v) {
   case O2M_DT_UINT32: STORE(uint32_t, v); break;
   case O2M_DT_INT64: STORE(int64_t, v); break;
   case O2M_DT_UINT64: STORE(uint64_t, v); break;
-  default: o2m_tensor_set_float(t, index, (double)v); break;
+  case O2M_DT_FLOAT: case O2M_DT_DOUBLE: case O2M_DT_FLOAT16: case O2M_DT_BFLOAT16:
+    o2m_tensor_set_float(t, index, (double)v);
+    break;
+  default: break; /* no numeric storage here (strings, float8, an undefined dtype) */
   }
 }
 

@@ -44,22 +44,66 @@ for entry in "${suites[@]}"; do
   done
 done > "$work/list"
 
-check_one() {
-  local name=$1 model=$2 out="$work/$(echo "$1" | tr / _)"
+# Each model is imported on its own; the modules are then parsed by
+# mlir-opt in batches (--split-input-file: one process per batch instead of
+# one per module, whose start-up cost dominated the suite), each error
+# mapped back to its module by line number.
+mkdir -p "$work/out"
+import_one() {
+  local name=$1 model=$2 out="$work/out/$(echo "$1" | tr / _)"
   if ! timeout 120 "$build/onnx2mlir" import --to "$target" "$model" -o "$out.mlir" 2>"$out.err"; then
     printf 'FAIL %s import: %s\n' "$name" "$(grep -m1 error "$out.err" | cut -c1-300)"
-  elif ! timeout 120 "$mlir_opt" --allow-unregistered-dialect "$out.mlir" -o "$out.parsed" 2>"$out.err"; then
-    printf 'FAIL %s verify: %s\n' "$name" "$(head -c 300 "$out.err" | tr '\n' ' ')"
+    rm -f "$out.mlir"
   else
-    printf 'PASS %s\n' "$name"
+    printf 'IMPORTED %s\t%s\n' "$name" "$out.mlir"
   fi
-  rm -f "$out.mlir" "$out.err" "$out.parsed"
+  rm -f "$out.err"
 }
-export -f check_one
+# verify_batch FILE...: the names of FILE's lines (NAME<tab>MLIR), parsed as one split file
+verify_batch() {
+  local batch=$1 joined="$1.mlir" index="$1.index" line=1 name file n
+  : > "$joined"
+  : > "$index"
+  while IFS=$'\t' read -r name file; do
+    printf '%s\t%s\t%s\n' "$line" "$name" "$file" >> "$index"
+    cat "$file" >> "$joined"
+    printf '\n// -----\n' >> "$joined"
+    n=$(wc -l < "$file")
+    line=$((line + n + 2))
+  done < "$batch"
+  timeout 600 "$mlir_opt" --allow-unregistered-dialect --split-input-file "$joined" -o /dev/null 2> "$joined.err"
+  local rc=$?
+  if [ "$rc" -ne 0 ] && ! grep -q ': error: ' "$joined.err"; then
+    # a crash or a timeout names no module: check each one alone
+    while IFS=$'\t' read -r name file; do
+      if timeout 120 "$mlir_opt" --allow-unregistered-dialect "$file" -o /dev/null 2> "$file.err"; then
+        printf 'PASS %s\n' "$name"
+      else
+        printf 'FAIL %s verify: %s\n' "$name" "$(head -c 300 "$file.err" | tr '\n' ' ')"
+      fi
+    done < "$batch"
+    return
+  fi
+  # each error's line -> the module whose first line is the last one at or before it
+  awk -F'\t' -v errs="$joined.err" -v joined="$joined" '
+    NR == FNR { start[NR] = $1; name[NR] = $2; n = NR; next }
+    index($0, joined ":") == 1 && index($0, ": error: ") > 0 {
+      rest = substr($0, length(joined) + 2); split(rest, parts, ":"); l = parts[1] + 0
+      for (i = n; i >= 1; i--) if (start[i] <= l) break
+      if (i >= 1 && !(i in msg)) { m = $0; sub(/^[^ ]* /, "", m); msg[i] = substr(m, 1, 300) }
+    }
+    END { for (i = 1; i <= n; i++) if (i in msg) printf "FAIL %s verify: %s\n", name[i], msg[i]; else printf "PASS %s\n", name[i] }
+  ' "$index" "$joined.err"
+  rm -f "$joined" "$joined.err"
+}
+export -f import_one verify_batch
 export build work mlir_opt target
 
 jobs=${JOBS:-$(nproc)}
-tr '\t' '\n' < "$work/list" | xargs -d '\n' -n 2 -P "$jobs" bash -c 'check_one "$0" "$1"' > "$work/results"
+tr '\t' '\n' < "$work/list" | xargs -d '\n' -n 2 -P "$jobs" bash -c 'import_one "$0" "$1"' > "$work/imported"
+grep '^FAIL ' "$work/imported" > "$work/results"
+grep '^IMPORTED ' "$work/imported" | cut -d' ' -f2- | split -l 150 - "$work/batch."
+ls "$work"/batch.* 2>/dev/null | xargs -r -n 1 -P "$jobs" bash -c 'verify_batch "$0"' >> "$work/results"
 
 grep '^PASS ' "$work/results" | cut -d' ' -f2 | sort > "$work/passed"
 grep '^FAIL ' "$work/results" | sort

@@ -312,7 +312,7 @@ int sh_broadcast_all(lw_ctx *cx, int n, MlirValue *values) {
     /* a dynamic dim of this operand is the result's unless another
      * operand's dim there is dynamic too (it could be 1 here) */
     for (int j = 0; j < rank && full >= 0; j++)
-      for (int i = 0; i < n && sizes[j] < 0; i++) {
+      for (int i = 0; i < n && sizes[j] < 0 && full >= 0; i++) {
         int k = j - (rank - sh_rank(values[i]));
         if (i != full && k >= 0 && sh_size(values[i], k) < 0 &&
             !mlirValueEqual(root_of(cx, values[i]), root_of(cx, values[full])))

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Writes the models the structure-aware fuzzers (tests/fuzz) found
+crashing or hanging the importer, each reduced to what triggered it
+(fuzz_findings.test runs them through every form and `run`).
+  usage: make_fuzz_models.py OUTDIR   (with /usr/bin/python3)
+"""
+import os
+import sys
+
+from onnx import TensorProto, helper, save
+
+F = TensorProto.FLOAT
+
+
+def write(out, name, nodes, inputs, outputs, opsets=(("", 17),)):
+    graph = helper.make_graph(nodes, name, inputs, outputs)
+    # no onnx.checker: some of these are what it would refuse
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+    save(model, os.path.join(out, name + ".onnx"))
+
+
+def value(name, dtype, dims):
+    return helper.make_tensor_value_info(name, dtype, dims)
+
+
+def main():
+    out = sys.argv[1]
+    # Momentum whose step count T has no type: building the constant "T > 0"
+    # in an undefined dtype looped forever (tensor setters calling each other)
+    t = helper.ValueInfoProto(name="T")
+    t.type.SetInParent()
+    write(out, "momentum_untyped_step",
+          [helper.make_node("Momentum", ["R", "T", "X", "G", "V"], ["X_new", "V_new"], alpha=0.9, beta=0.1,
+                            norm_coefficient=0.0, mode="nesterov", domain="ai.onnx.preview.training")],
+          [value("R", F, []), t, value("X", F, [2]), value("G", F, [2]), value("V", F, [2])],
+          [value("X_new", F, [2]), value("V_new", F, [2])],
+          opsets=(("", 17), ("ai.onnx.preview.training", 1)))
+    # an Add broadcasting an unknown dim against a named one and a 1: the
+    # StableHLO broadcast read operand -1 once it gave up on a full operand
+    write(out, "add_unknown_against_named",
+          [helper.make_node("Add", ["x", "y"], ["sum"])],
+          [value("x", TensorProto.INT8, [3, 4, None]), value("y", TensorProto.INT8, [3, 1, "N"])],
+          [value("sum", TensorProto.INT8, [3, 4, 5])])
+
+
+if __name__ == "__main__":
+    main()
