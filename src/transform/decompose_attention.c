@@ -96,9 +96,11 @@ static void count_heads(o2m_rewriter *rw, int rank, heads *h) {
 /* x [B, kv, S, D] with each head repeated `reps` times in place. */
 static o2m_value *repeat_heads(o2m_rewriter *rw, o2m_value *x, const heads *h) {
   if (h->q == h->kv) return x;
-  int64_t index[h->q > 0 ? h->q : 1];
+  int64_t *index = h->q <= INT32_MAX ? malloc((size_t)h->q * sizeof *index + 1) : NULL;
+  if (!index) return NULL;
   for (int64_t i = 0; i < h->q; i++) index[i] = i / (h->q / h->kv);
   o2m_value *in[2] = {x, o2m_rw_const_ints(rw, index, (int)h->q)};
+  free(index);
   o2m_attr axis = o2m_rw_attr_int("axis", 1);
   return x && in[1] ? o2m_rw_op(rw, "Gather", 2, in, &axis, 1) : NULL;
 }
@@ -118,7 +120,7 @@ o2m_status o2m_decompose_attention(o2m_rewriter *rw) {
   if (!past_k != !past_v) return o2m_rw_error(rw, "past_key and past_value go together");
   heads h;
   count_heads(rw, rank, &h);
-  if (h.q < 0 || h.kv < 0 || (h.kv > 0 && h.q % h.kv))
+  if (h.q < 0 || h.kv < 0 || (h.q != h.kv && (h.kv == 0 || h.q % h.kv)))
     return o2m_rw_unsupported(rw, "the head counts are unknown or do not divide");
   const o2m_attr *scale_attr = o2m_rw_attr(rw, "scale");
   if (!scale_attr && h.head_size <= 0) return o2m_rw_unsupported(rw, "the head size is unknown");

@@ -84,7 +84,7 @@ o2m_status o2m_decompose_ms_attention(o2m_rewriter *rw) {
   int64_t heads = o2m_rw_attr_i(rw, "num_heads", 0);
   int64_t wd[2];
   if (heads <= 0) return o2m_rw_error(rw, "num_heads must be positive");
-  if (xk_rank(x) != 3 || xk_rank(w) != 2 || !xk_static_dims(w, wd)) return o2m_rw_unsupported(rw, "input not 3-D or weights not of known shape");
+  if (xk_rank(x) != 3 || xk_rank(w) != 2 || !XK_STATIC_DIMS(w, wd)) return o2m_rw_unsupported(rw, "input not 3-D or weights not of known shape");
   int64_t sizes[3] = {wd[1] / 3, wd[1] / 3, wd[1] / 3};
   const o2m_attr *qkv = o2m_rw_attr(rw, "qkv_hidden_sizes");
   if (qkv && qkv->type == O2M_ATTR_INTS && qkv->count == 3) memcpy(sizes, qkv->ints, sizeof(sizes));
@@ -163,8 +163,8 @@ o2m_status o2m_decompose_multihead_attention(o2m_rewriter *rw) {
   o2m_value *q = o2m_rw_in(rw, 0), *k = o2m_rw_in(rw, 1), *v = o2m_rw_in(rw, 2), *bias = o2m_rw_in(rw, 3);
   int64_t heads = o2m_rw_attr_i(rw, "num_heads", 0), qd[3], vd[3];
   if (heads <= 0) return o2m_rw_error(rw, "num_heads must be positive");
-  if (!k || !v || xk_rank(q) != 3 || xk_rank(k) != 3 || xk_rank(v) != 3 || !xk_static_dims(q, qd) ||
-      !xk_static_dims(v, vd))
+  if (!k || !v || xk_rank(q) != 3 || xk_rank(k) != 3 || xk_rank(v) != 3 || !XK_STATIC_DIMS(q, qd) ||
+      !XK_STATIC_DIMS(v, vd))
     return o2m_rw_unsupported(rw, "only 3-D query, key and value of known hidden sizes");
   if (bias) {
     q = xk_op2(rw, "Add", q, last_slice(rw, bias, 0, qd[2]));
@@ -213,7 +213,7 @@ o2m_status o2m_decompose_group_query_attention(o2m_rewriter *rw) {
   for (int i = 11; i < rw->node->n_inputs; i++)
     if (o2m_rw_in(rw, i)) return o2m_rw_unsupported(rw, "input %d (head_sink)", i);
   int64_t qd[3];
-  if (xk_rank(o2m_rw_in(rw, 0)) != 3 || !xk_static_dims(o2m_rw_in(rw, 0), qd))
+  if (xk_rank(o2m_rw_in(rw, 0)) != 3 || !XK_STATIC_DIMS(o2m_rw_in(rw, 0), qd))
     return o2m_rw_unsupported(rw, "a query of unknown shape");
   int64_t head_size = qd[2] / heads;
   o2m_value *q = split_heads(rw, o2m_rw_in(rw, 0), heads);
@@ -229,7 +229,7 @@ o2m_status o2m_decompose_group_query_attention(o2m_rewriter *rw) {
   if (o2m_rw_attr_i(rw, "do_rotary", 0)) {
     o2m_value *cos = o2m_rw_in(rw, 7), *sin = o2m_rw_in(rw, 8);
     int64_t cd[2];
-    if (!cos || !sin || xk_rank(cos) != 2 || !xk_static_dims(cos, cd)) return o2m_rw_unsupported(rw, "do_rotary without 2-D caches");
+    if (!cos || !sin || xk_rank(cos) != 2 || !XK_STATIC_DIMS(cos, cd)) return o2m_rw_unsupported(rw, "do_rotary without 2-D caches");
     o2m_value *ids = o2m_rw_in(rw, 9) ? o2m_rw_in(rw, 9) : steps;
     o2m_attr attrs[2] = {o2m_rw_attr_int("interleaved", o2m_rw_attr_i(rw, "rotary_interleaved", 0)),
                          o2m_rw_attr_int("rotary_embedding_dim", 2 * cd[1])};

@@ -147,7 +147,7 @@ static o2m_status float_matmul(o2m_rewriter *rw, o2m_value *a, o2m_value *b, o2m
 static int one_or_none(const o2m_value *v) {
   int64_t dims[8];
   if (!v) return 1;
-  if (xk_rank(v) < 0 || xk_rank(v) > 8 || !xk_static_dims(v, dims)) return 0;
+  if (xk_rank(v) < 0 || xk_rank(v) > 8 || !XK_STATIC_DIMS(v, dims)) return 0;
   int64_t n = 1;
   for (int k = 0; k < xk_rank(v); k++) n *= dims[k];
   return n == 1;

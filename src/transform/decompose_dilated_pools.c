@@ -62,7 +62,7 @@ o2m_status o2m_decompose_dilated_pool(o2m_rewriter *rw) {
   int rank = xk_rank(x), r = rank - 2;
   int64_t xd[MAX_SPATIAL + 2], yd[MAX_SPATIAL + 2], k[MAX_SPATIAL], s[MAX_SPATIAL], d[MAX_SPATIAL],
       pads[2 * MAX_SPATIAL];
-  if (r < 1 || r > MAX_SPATIAL || !xk_static_dims(x, xd) || !y || !xk_static_dims(y, yd))
+  if (r < 1 || r > MAX_SPATIAL || !XK_STATIC_DIMS(x, xd) || !y || !XK_STATIC_DIMS(y, yd))
     return o2m_rw_unsupported(rw, "static dims of 1 to %d spatial axes are needed", MAX_SPATIAL);
   if (max && o2m_rw_out(rw, 1)) return o2m_rw_unsupported(rw, "the Indices output");
   if (!ints_attr(rw, "kernel_shape", r, 0, k) || !ints_attr(rw, "strides", r, 1, s) ||

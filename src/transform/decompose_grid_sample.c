@@ -97,7 +97,7 @@ o2m_status o2m_decompose_grid_sample(o2m_rewriter *rw) {
   o2m_value *x = o2m_rw_in(rw, 0), *grid = o2m_rw_in(rw, 1);
   int rank = xk_rank(x), r = rank - 2;
   int64_t xd[MAX_SPATIAL + 2], gd[MAX_SPATIAL + 3];
-  if (r < 1 || r > MAX_SPATIAL || xk_rank(grid) != rank || !xk_static_dims(x, xd) || !xk_static_dims(grid, gd))
+  if (r < 1 || r > MAX_SPATIAL || xk_rank(grid) != rank || !XK_STATIC_DIMS(x, xd) || !XK_STATIC_DIMS(grid, gd))
     return o2m_rw_unsupported(rw, "X and the grid need static dims (1 to %d spatial axes)", MAX_SPATIAL);
   static const char *const modes[] = {"nearest", "linear", "cubic", "bilinear", "bicubic"};
   static const char *const pads[] = {"zeros", "border", "reflection"};

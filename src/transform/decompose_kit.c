@@ -25,9 +25,9 @@ int xk_rank(const o2m_value *v) {
 
 o2m_dtype xk_elem(const o2m_value *v) { return xk_type(v)->elem; }
 
-int xk_static_dims(const o2m_value *v, int64_t *dims) {
+int xk_static_dims_in(const o2m_value *v, int64_t *dims, int room) {
   int rank = xk_rank(v);
-  if (rank < 0) return 0;
+  if (rank < 0 || rank > room) return 0;
   for (int k = 0; k < rank; k++) {
     if (v->type.dims[k].size < 0) return 0;
     dims[k] = v->type.dims[k].size;

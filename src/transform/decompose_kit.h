@@ -25,9 +25,11 @@ const o2m_type *xk_type(const o2m_value *v);
 /* The rank of a ranked tensor value, else -1. */
 int xk_rank(const o2m_value *v);
 o2m_dtype xk_elem(const o2m_value *v);
-/* Non-zero when v is a ranked tensor whose dims are all known; they go to
- * dims (room for its rank). */
-int xk_static_dims(const o2m_value *v, int64_t *dims);
+/* 1 when v is ranked with every size known, its sizes then in dims; 0
+ * when not, or when its rank exceeds `room` (nothing is written past it).
+ * XK_STATIC_DIMS(v, array) passes an array's length as the room. */
+int xk_static_dims_in(const o2m_value *v, int64_t *dims, int room);
+#define XK_STATIC_DIMS(v, array) xk_static_dims_in((v), (array), (int)(sizeof(array) / sizeof((array)[0])))
 /* Normalises an axis attribute value against rank (negative counts from
  * the back); -1 when out of range. */
 int xk_axis(int64_t axis, int rank);

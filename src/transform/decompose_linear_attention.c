@@ -21,6 +21,7 @@
  * through the rewriter.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "transform/decompose_kit.h"
@@ -51,9 +52,11 @@ static o2m_value *swap_last(o2m_rewriter *rw, o2m_value *x) {
 /* s [B, kv, dk, dv] with each head repeated q / kv times in place. */
 static o2m_value *repeat_heads(o2m_rewriter *rw, o2m_value *s, int64_t q, int64_t kv) {
   if (q == kv) return s;
-  int64_t index[q];
+  int64_t *index = q <= INT32_MAX ? malloc((size_t)q * sizeof *index) : NULL;
+  if (!index) return NULL;
   for (int64_t i = 0; i < q; i++) index[i] = i / (q / kv);
   o2m_value *in[2] = {s, o2m_rw_const_ints(rw, index, (int)q)};
+  free(index);
   o2m_attr axis = o2m_rw_attr_int("axis", 1);
   return s && in[1] ? o2m_rw_op(rw, "Gather", 2, in, &axis, 1) : NULL;
 }

@@ -174,7 +174,7 @@ static o2m_value *minus_zero_point(o2m_rewriter *rw, o2m_value *v, o2m_value *zp
 static int not_scalar(const o2m_value *v) {
   if (!v || xk_rank(v) == 0) return 0;
   int64_t dims[64];
-  if (xk_rank(v) > 64 || !xk_static_dims(v, dims)) return 1;
+  if (xk_rank(v) > 64 || !XK_STATIC_DIMS(v, dims)) return 1;
   int64_t n = 1;
   for (int k = 0; k < xk_rank(v); k++) n *= dims[k];
   return n != 1;

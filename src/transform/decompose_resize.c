@@ -172,7 +172,7 @@ o2m_status o2m_decompose_resize(o2m_rewriter *rw) {
   o2m_value *x = o2m_rw_in(rw, 0);
   int rank = xk_rank(x);
   int64_t dims[RS_MAX_RANK];
-  if (rank < 1 || rank > RS_MAX_RANK || !xk_static_dims(x, dims))
+  if (rank < 1 || rank > RS_MAX_RANK || !XK_STATIC_DIMS(x, dims))
     return o2m_rw_unsupported(rw, "an input without static dims");
   rs_attrs at = {0};
   int mode = pick(rw, "mode", rs_modes, RS_MODE_COUNT, RS_NEAREST);

@@ -154,8 +154,8 @@ static o2m_status make_plan(o2m_rewriter *rw, rnn_plan *p) {
   p->input_forget = o2m_rw_attr_i(rw, "input_forget", 0) != 0;
   p->clip = o2m_rw_attr_f(rw, "clip", 0);
   int64_t x[3], w[3];
-  if (!xk_static_dims(o2m_rw_in(rw, 0), x) || xk_rank(o2m_rw_in(rw, 0)) != 3 ||
-      !xk_static_dims(o2m_rw_in(rw, 2), w) || xk_rank(o2m_rw_in(rw, 2)) != 3)
+  if (!XK_STATIC_DIMS(o2m_rw_in(rw, 0), x) || xk_rank(o2m_rw_in(rw, 0)) != 3 ||
+      !XK_STATIC_DIMS(o2m_rw_in(rw, 2), w) || xk_rank(o2m_rw_in(rw, 2)) != 3)
     return o2m_rw_unsupported(rw, "X and R need static shapes to unroll the steps");
   p->steps = p->layout ? x[1] : x[0];
   p->batch = p->layout ? x[0] : x[1];

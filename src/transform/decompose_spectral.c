@@ -118,7 +118,7 @@ o2m_status o2m_decompose_dft(o2m_rewriter *rw) {
   int64_t dims[64];
   o2m_dtype dt = xk_elem(x);
   if (!o2m_dtype_is_float(dt)) return o2m_rw_unsupported(rw, "the input is not of a float type");
-  if (rank < 2 || rank > 63 || !xk_static_dims(x, dims)) return o2m_rw_unsupported(rw, "an input without static dims");
+  if (rank < 2 || rank > 63 || !XK_STATIC_DIMS(x, dims)) return o2m_rw_unsupported(rw, "an input without static dims");
   int inverse = o2m_rw_attr_i(rw, "inverse", 0) != 0, onesided = o2m_rw_attr_i(rw, "onesided", 0) != 0;
   int64_t axis = o2m_rw_attr_i(rw, "axis", 1), length;
   if (xk_version(rw) >= 20 && known_int(rw, 2, -2, &axis))
@@ -165,11 +165,11 @@ o2m_status o2m_decompose_stft(o2m_rewriter *rw) {
   int64_t dims[3], step, frame;
   o2m_dtype dt = xk_elem(x);
   if (!o2m_dtype_is_float(dt)) return o2m_rw_unsupported(rw, "the signal is not of a float type");
-  if (xk_rank(x) != 3 || !xk_static_dims(x, dims)) return o2m_rw_unsupported(rw, "a signal without static dims");
+  if (xk_rank(x) != 3 || !XK_STATIC_DIMS(x, dims)) return o2m_rw_unsupported(rw, "a signal without static dims");
   int64_t samples = dims[1], comps = dims[2];
   if (comps != 1 && comps != 2) return o2m_rw_error(rw, "the last dim is %lld, not 1 or 2", (long long)comps);
   int64_t wlen = -1;
-  if (w && (xk_rank(w) != 1 || !xk_static_dims(w, &wlen))) return o2m_rw_unsupported(rw, "a window without a static length");
+  if (w && (xk_rank(w) != 1 || !xk_static_dims_in(w, &wlen, 1))) return o2m_rw_unsupported(rw, "a window without a static length");
   if (known_int(rw, 1, 0, &step) || known_int(rw, 3, w ? wlen : samples, &frame))
     return o2m_rw_unsupported(rw, "frame_step or frame_length is not known at import");
   if (w && wlen != frame) return o2m_rw_unsupported(rw, "a window whose length is not frame_length");

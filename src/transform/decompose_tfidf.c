@@ -86,7 +86,7 @@ o2m_status o2m_decompose_tfidf_vectorizer(o2m_rewriter *rw) {
   o2m_dtype dt = xk_elem(x);
   if (!t.pool || (dt != O2M_DT_INT32 && dt != O2M_DT_INT64))
     return o2m_rw_unsupported(rw, "TfIdfVectorizer on strings (pool_strings): no target takes strings");
-  if ((rank != 1 && rank != 2) || !xk_static_dims(x, dims))
+  if ((rank != 1 && rank != 2) || !XK_STATIC_DIMS(x, dims))
     return o2m_rw_unsupported(rw, "TfIdfVectorizer needs a 1-D or 2-D input of known dims");
   if (t.min_n < 1 || t.max_n < t.min_n || t.max_n > t.n_counts || t.max_skip < 0 || !t.indexes ||
       (strcmp(mode, "TF") && strcmp(mode, "IDF") && strcmp(mode, "TFIDF")))

@@ -55,7 +55,7 @@ o2m_status o2m_decompose_scan(o2m_rewriter *rw) {
     int64_t dims[16];
     int rank = xk_rank(x);
     axes[j] = xk_axis(int_at(rw, "scan_input_axes", j, 0), rank);
-    if (rank < 1 || rank > 16 || axes[j] < 0 || !xk_static_dims(x, dims))
+    if (rank < 1 || rank > 16 || axes[j] < 0 || !XK_STATIC_DIMS(x, dims))
       return o2m_rw_unsupported(rw, "scan input %d needs static dims to unroll", j);
     if (steps >= 0 && dims[axes[j]] != steps) return o2m_rw_error(rw, "the scan inputs have different lengths");
     steps = dims[axes[j]];

@@ -22,7 +22,7 @@ o2m_status o2m_decompose_center_crop_pad(o2m_rewriter *rw) {
   o2m_value *x = o2m_rw_in(rw, 0), *shape = o2m_rw_in(rw, 1);
   int rank = xk_rank(x);
   int64_t dims[MAX_RANK], pads[2 * MAX_RANK] = {0};
-  if (rank < 0 || rank > MAX_RANK || !xk_static_dims(x, dims))
+  if (rank < 0 || rank > MAX_RANK || !XK_STATIC_DIMS(x, dims))
     return o2m_rw_unsupported(rw, "the input needs static dims");
   const o2m_tensor *want = shape ? (shape->known ? shape->known : shape->init) : NULL;
   if (!want || !want->data) return o2m_rw_unsupported(rw, "the shape is not known at import");
@@ -51,7 +51,7 @@ o2m_status o2m_decompose_center_crop_pad(o2m_rewriter *rw) {
 o2m_status o2m_decompose_causal_conv(o2m_rewriter *rw) {
   o2m_value *x = o2m_rw_in(rw, 0), *w = o2m_rw_in(rw, 1), *b = o2m_rw_in(rw, 2), *past = o2m_rw_in(rw, 3);
   int64_t xd[3], wd[3];
-  if (xk_rank(x) != 3 || !xk_static_dims(x, xd) || xk_rank(w) != 3 || !xk_static_dims(w, wd))
+  if (xk_rank(x) != 3 || !XK_STATIC_DIMS(x, xd) || xk_rank(w) != 3 || !XK_STATIC_DIMS(w, wd))
     return o2m_rw_unsupported(rw, "input and weight need static (B, C, L) and (C, 1, K) dims");
   int64_t c = wd[0], k = wd[2];
   if (wd[1] != 1 || k < 1 || xd[1] != c) return o2m_rw_error(rw, "the weight is not (C, 1, K) for C = %lld", (long long)xd[1]);

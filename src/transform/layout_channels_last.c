@@ -64,7 +64,7 @@ static const o2m_tensor *known(const o2m_value *v) {
 
 static int static_4d(const o2m_value *v) {
   int64_t dims[4];
-  return v && xk_rank(v) == 4 && xk_static_dims(v, dims);
+  return v && xk_rank(v) == 4 && XK_STATIC_DIMS(v, dims);
 }
 
 /* ---- what converts ----------------------------------------------------------------- */
@@ -159,7 +159,7 @@ static int can_convert(layout *l, const o2m_node *n) {
 /* Whether a and b are 4-D of the same static dims (no broadcast). */
 static int same_dims(const o2m_value *a, const o2m_value *b) {
   int64_t da[4], db[4];
-  return static_4d(a) && static_4d(b) && xk_static_dims(a, da) && xk_static_dims(b, db) &&
+  return static_4d(a) && static_4d(b) && XK_STATIC_DIMS(a, da) && XK_STATIC_DIMS(b, db) &&
          memcmp(da, db, sizeof(da)) == 0;
 }
 

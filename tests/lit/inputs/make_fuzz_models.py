@@ -42,6 +42,26 @@ def main():
           [value("x", TensorProto.INT8, [3, 4, None]), value("y", TensorProto.INT8, [3, 1, "N"])],
           [value("sum", TensorProto.INT8, [3, 4, 5])])
 
+    # Attention whose keys have 0 heads against 3 query heads: the grouped
+    # heads' index divided by q / kv = 0
+    write(out, "attention_zero_kv_heads",
+          [helper.make_node("Attention", ["Q", "K", "V"], ["Y"], is_causal=1)],
+          [value("Q", F, [2, 3, 4, 8]), value("K", F, [2, 0, 4, 8]), value("V", F, [2, 3, 4, 8])],
+          [value("Y", F, [2, 3, 4, 8])], opsets=(("", 24),))
+    # a Cast of a version newer than the arity schemas with no output: the
+    # emitters read output 0's type
+    write(out, "cast25_no_output",
+          [helper.make_node("Cast", ["x"], [], to=TensorProto.FLOAT), helper.make_node("Identity", ["x"], ["y"])],
+          [value("x", TensorProto.UINT32, [3])], [value("y", TensorProto.UINT32, [3])], opsets=(("", 25),))
+
+    write(out, "conv22_one_input", [helper.make_node("Conv", ["x"], ["y"], name="conv")],
+          [value("x", F, [1, 1, 4, 4])], [value("y", F, None)], opsets=(("", 22),))
+    # a dilated MaxPool declared to give a rank-9 output: the decomposition
+    # wrote the output's nine sizes into room for four
+    write(out, "pool_output_rank",
+          [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])],
+          [value("x", F, [1, 1, 6, 6])], [value("y", F, [1] * 9)])
+
 
 if __name__ == "__main__":
     main()
