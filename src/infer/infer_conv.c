@@ -255,8 +255,38 @@ static o2m_status conv_shape(o2m_infer_ctx *ctx, int x_in, int w_in,
 }
 
 /* Conv, DeformConv: T(X, W, ...) -> T. */
+/* Conv's optional bias B is 1-D, one value per output channel. */
+static o2m_status check_bias(o2m_infer_ctx *ctx, int b, int w) {
+  if (!o2m_in_present(ctx, b)) return O2M_OK;
+  const o2m_type *bt = o2m_in_type(ctx, b), *wt = o2m_in_type(ctx, w);
+  if (bt->kind != O2M_TYPE_TENSOR || bt->rank < 0) return O2M_OK;
+  if (bt->rank != 1) return o2m_infer_error(ctx, "the bias B has rank %d; it must be 1-D", bt->rank);
+  if (is_ranked(wt) && wt->rank > 0 && bt->dims[0].size >= 0 && wt->dims[0].size >= 0 &&
+      bt->dims[0].size != wt->dims[0].size)
+    return o2m_infer_error(ctx, "the bias B has %lld values for %lld output channels",
+                           (long long)bt->dims[0].size, (long long)wt->dims[0].size);
+  return O2M_OK;
+}
+
+/* DeformConv's offset (input 2) and mask (input 4) have X's rank. */
+static o2m_status check_deform_inputs(o2m_infer_ctx *ctx) {
+  const o2m_type *x = o2m_in_type(ctx, 0);
+  static const int inputs[2] = {2, 4};
+  static const char *const names[2] = {"offset", "mask"};
+  for (int i = 0; i < 2; i++) {
+    const o2m_type *t = o2m_in_present(ctx, inputs[i]) ? o2m_in_type(ctx, inputs[i]) : NULL;
+    if (t && is_ranked(t) && is_ranked(x) && t->rank != x->rank)
+      return o2m_infer_error(ctx, "the %s has rank %d, X has rank %d", names[i], t->rank, x->rank);
+  }
+  return O2M_OK;
+}
+
+/* Conv, FusedConv (X, W, B, ...), DeformConv (X, W, offset, B, mask). */
 o2m_status o2m_infer_conv(o2m_infer_ctx *ctx) {
-  return conv_shape(ctx, 0, 1, o2m_in_type(ctx, 0)->elem);
+  int deform = strcmp(ctx->node->op_type, "DeformConv") == 0;
+  o2m_status s = deform ? check_deform_inputs(ctx) : O2M_OK;
+  if (!s) s = check_bias(ctx, deform ? 3 : 2, 1);
+  return s ? s : conv_shape(ctx, 0, 1, o2m_in_type(ctx, 0)->elem);
 }
 
 /* ConvInteger(x, w, x_zero_point, w_zero_point) -> int32. */

@@ -62,6 +62,17 @@ def main():
           [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])],
           [value("x", F, [1, 1, 6, 6])], [value("y", F, [1] * 9)])
 
+    # a Conv bias of rank 4: the StableHLO broadcast of it read one dim for four
+    write(out, "conv_bias_rank4", [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv")],
+          [value("x", F, [1, 1, 4, 4]), value("w", F, [2, 1, 3, 3]), value("b", F, [2, 1, 1, 1])],
+          [value("y", F, None)])
+    # a DeformConv offset of rank 5 for a 4-D X: the Linalg body extracted
+    # from it with four indices
+    write(out, "deform_offset_rank5",
+          [helper.make_node("DeformConv", ["X", "W", "offset"], ["Y"], kernel_shape=[2, 2], pads=[1, 1, 1, 1])],
+          [value("X", F, [1, 1, 3, 3]), value("W", F, [1, 1, 2, 2]), value("offset", F, [1, 8, 4, 4, 4])],
+          [value("Y", F, [1, 1, 4, 4])], opsets=(("", 22),))
+
 
 if __name__ == "__main__":
     main()
