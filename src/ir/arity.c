@@ -25,6 +25,7 @@ static const arity_row rows[] = {
 #define ARITY(domain, name, since, min_in, max_in, required, min_out, max_out, names) \
   {domain, name, since, min_in, max_in, required, min_out, max_out, names},
 #include "ir/arity.def"
+#include "ir/arity_contrib.def"
 #undef ARITY
 };
 

@@ -24,7 +24,7 @@ configure() { # configure DIR WITH_MLIR
     { tail -n 30 "$1.cmake.log"; exit 1; }
 }
 
-seed_corpus() { # seed_corpus DIR: up to 400 small models of the suites
+seed_corpus() { # seed_corpus DIR MAX: up to MAX small models of the suites
   mkdir -p "$1"
   local i=0 m
   for m in examples/*.onnx tests/lit/inputs/*.onnx ../shared/onnx-node-tests/*/model.onnx \
@@ -33,7 +33,7 @@ seed_corpus() { # seed_corpus DIR: up to 400 small models of the suites
     [ "$(stat -c %s "$m")" -le 4096 ] || continue
     cp "$m" "$1/seed_$i.onnx"
     i=$((i + 1))
-    [ "$i" -ge 400 ] && break
+    [ "$i" -ge "$2" ] && break
   done
 }
 
@@ -43,7 +43,8 @@ fuzz() { # fuzz DIR TARGET
   [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
   cmake --build "$dir" --target "fuzz_$target" -j"$(nproc)" > "$dir.build.log" 2>&1 ||
     { tail -n 30 "$dir.build.log"; exit 1; }
-  seed_corpus "$dir/corpus-$target"
+  # a run compiles each model (~0.2 s): fewer seeds leave it time to mutate
+  seed_corpus "$dir/corpus-$target" "$([ "$target" = run ] && echo 60 || echo 400)"
   echo "== fuzz_$target: $seconds s"
   # one kernel thread per run; no disk cache is involved (o2m_model_run has none)
   ONNX2MLIR_THREADS=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -55,13 +55,11 @@ MlirValue tw_narrow_argument(lw_ctx *cx, MlirValue arg, o2m_dtype d) {
 
 /* ---- float8 / float4 codes ------------------------------------------------------ */
 
-/* x flattened to [1, n] (static shapes only; 0 when dynamic). */
+/* x flattened to [1, n] (static shapes only; 0 when dynamic or too large). */
 static int64_t flat_count(MlirValue x) {
   int64_t n = 1;
-  for (int k = 0; k < tw_rank(x); k++) {
-    if (tw_size(x, k) < 0) return 0;
-    n *= tw_size(x, k);
-  }
+  for (int k = 0; k < tw_rank(x); k++)
+    if (tw_size(x, k) < 0 || __builtin_mul_overflow(n, tw_size(x, k), &n)) return 0;
   return n;
 }
 

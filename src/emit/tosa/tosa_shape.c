@@ -786,11 +786,17 @@ o2m_status tw_lower_constant_of_shape(lw_ctx *cx) {
   return lw_set_out(cx, 0, tile(cx, one, sizes));
 }
 
+enum { MAX_RANGE_CONSTANT = 1 << 26 };
+
 o2m_status tw_lower_range(lw_ctx *cx) {
   int64_t n;
   o2m_status s = check_node(cx, 0);
   if (s) return s;
   if (out_sizes(cx, 0, &n) != 1) return lw_unsupported(cx, "the number of elements is not known at import");
+  /* the indices become a constant of the module */
+  if (n > MAX_RANGE_CONSTANT)
+    return lw_unsupported(cx, "a Range of %lld elements (at most %d are written as a constant)", (long long)n,
+                          MAX_RANGE_CONSTANT);
   o2m_dtype d = lw_out_type(cx, 0)->elem;
   MlirValue iota;
   if (d == O2M_DT_INT64) {

@@ -7,7 +7,8 @@ crashing or hanging the importer, each reduced to what triggered it
 import os
 import sys
 
-from onnx import TensorProto, helper, save
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
 
 F = TensorProto.FLOAT
 
@@ -72,6 +73,22 @@ def main():
           [helper.make_node("DeformConv", ["X", "W", "offset"], ["Y"], kernel_shape=[2, 2], pads=[1, 1, 1, 1])],
           [value("X", F, [1, 1, 3, 3]), value("W", F, [1, 1, 2, 2]), value("offset", F, [1, 8, 4, 4, 4])],
           [value("Y", F, [1, 1, 4, 4])], opsets=(("", 22),))
+
+    # a contrib op with too few inputs (com.microsoft ops have an arity table
+    # too now): its decomposition made a MatMul without B
+    write(out, "fusedmatmul_one_input",
+          [helper.make_node("FusedMatMul", ["b"], ["y"], name="fmm", domain="com.microsoft")],
+          [value("b", F, [3])], [value("y", F, None)], opsets=(("", 17), ("com.microsoft", 1)))
+    # a float8 cast of a tensor whose element count overflows int64
+    e5m2fnuz = 20  # TensorProto.FLOAT8E5M2FNUZ, newer than Debian's onnx
+    write(out, "cast_count_overflow", [helper.make_node("Cast", ["x"], ["y"], to=e5m2fnuz)],
+          [value("x", F, [3, 2**63 - 1])], [value("y", e5m2fnuz, [3, 2**63 - 1])], opsets=(("", 25),))
+    # a Range of 2^31 - 1 known elements: TOSA wrote them as a constant (16 GiB)
+    limits = [numpy_helper.from_array(np.array(v, dtype=np.int64), n)
+              for n, v in (("start", 0), ("limit", 2**31 - 1), ("delta", 1))]
+    graph = helper.make_graph([helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="range")],
+                              "range_huge", [], [value("y", TensorProto.INT64, None)], initializer=limits)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(out, "range_huge.onnx"))
 
 
 if __name__ == "__main__":
