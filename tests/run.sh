@@ -24,7 +24,7 @@
 #   builds   a Release build with GCC, warnings as errors (tests/build_matrix.sh
 #            builds every type with GCC and clang-22)
 #   fuzz     libFuzzer runs of the reader, the five import forms and run
-#            (seconds per target: $FUZZ_SECONDS, default 60; 0 skips them)
+#            (seconds per target: $FUZZ_SECONDS, default 45; 0 skips them)
 # Ends with "N passed, N failed" over all suites; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -129,12 +129,13 @@ else
   count builds 0 1
 fi
 
-fuzz_seconds=${FUZZ_SECONDS:-60}
+fuzz_seconds=${FUZZ_SECONDS:-45}
 if [ "$fuzz_seconds" -gt 0 ]; then
   fuzz_ok=0
   fuzz_failed=0
   for target in import lower run; do
-    if tests/fuzz/run_fuzz.sh "$fuzz_seconds" "$target" > "$build.fuzz-$target.log" 2>&1; then
+    if FUZZ_MLIR_BUILD_DIR="$build-asan-session" tests/fuzz/run_fuzz.sh "$fuzz_seconds" "$target" \
+         > "$build.fuzz-$target.log" 2>&1; then
       fuzz_ok=$((fuzz_ok + 1))
     else
       tail -n 40 "$build.fuzz-$target.log"

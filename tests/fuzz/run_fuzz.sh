@@ -7,15 +7,17 @@
 #   import  the reader and inference, bytes mutated (build-fuzz, no MLIR)
 #   lower   the five import forms, models mutated as models (build-fuzz-mlir)
 #   run     o2m_model_run on Linalg or TOSA, models mutated as models
-# Environment: FUZZ_BUILD_DIR (default build-fuzz) names the builds
-# (that dir, and that dir with -mlir); FUZZ_JOBS runs that many fuzzing
-# processes per target (default 1).
+# Environment: FUZZ_BUILD_DIR (default build-fuzz) is the build without
+# MLIR, FUZZ_MLIR_BUILD_DIR (default that dir with -mlir) the one with it
+# (tests/run.sh passes the session suite's ASan build, configured alike);
+# FUZZ_JOBS runs that many fuzzing processes per target (default 1).
 set -eu
 cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 shift || true
 targets=${*:-import lower run}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
+mlir_build=${FUZZ_MLIR_BUILD_DIR:-$build-mlir}
 jobs=${FUZZ_JOBS:-1}
 
 configure() { # configure DIR WITH_MLIR
@@ -56,7 +58,7 @@ fuzz() { # fuzz DIR TARGET
 for t in $targets; do
   case "$t" in
     import) configure "$build" OFF; fuzz "$build" import ;;
-    lower | run) configure "$build-mlir" ON; fuzz "$build-mlir" "$t" ;;
+    lower | run) configure "$mlir_build" ON; fuzz "$mlir_build" "$t" ;;
     *) echo "run_fuzz.sh: unknown target '$t' (import, lower, run)" >&2; exit 2 ;;
   esac
 done

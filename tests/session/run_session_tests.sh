@@ -63,7 +63,9 @@ tsan_run() {
     ONNX2MLIR_PARALLEL_GRAIN=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$build-tsan/session_test" examples/small_cnn.onnx "$models" 8 10
 }
 asan_run() {
-  sanitize_build asan "$build-asan-session" -DO2M_SANITIZE=ON &&
+  # with the fuzzers' coverage flag too, so that tests/fuzz/run_fuzz.sh
+  # (tests/run.sh's fuzz step) builds its targets in this tree, not anew
+  sanitize_build asan "$build-asan-session" -DO2M_SANITIZE=ON -DO2M_FUZZ=ON &&
     ONNX2MLIR_PARALLEL_GRAIN=1 ASAN_OPTIONS="detect_leaks=1" "$build-asan-session/session_test" examples/small_cnn.onnx "$models" 4 10
 }
 check tsan tsan_run
