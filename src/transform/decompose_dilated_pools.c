@@ -56,13 +56,16 @@ static o2m_value *padded(o2m_rewriter *rw, o2m_value *x, const int64_t *pads, in
   return x && in[1] && in[2] ? o2m_rw_op(rw, "Pad", 3, in, NULL, 0) : NULL;
 }
 
+enum { MAX_WINDOW_VALUE = 1 << 30 };
+
 o2m_status o2m_decompose_dilated_pool(o2m_rewriter *rw) {
   int max = strcmp(rw->node->op_type, "MaxPool") == 0;
   o2m_value *x = o2m_rw_in(rw, 0), *y = o2m_rw_out(rw, 0);
   int rank = xk_rank(x), r = rank - 2;
   int64_t xd[MAX_SPATIAL + 2], yd[MAX_SPATIAL + 2], k[MAX_SPATIAL], s[MAX_SPATIAL], d[MAX_SPATIAL],
       pads[2 * MAX_SPATIAL];
-  if (r < 1 || r > MAX_SPATIAL || !XK_STATIC_DIMS(x, xd) || !y || !XK_STATIC_DIMS(y, yd))
+  if (r < 1 || r > MAX_SPATIAL || !XK_STATIC_DIMS(x, xd) || !y || xk_rank(y) != rank ||
+      !XK_STATIC_DIMS(y, yd))
     return o2m_rw_unsupported(rw, "static dims of 1 to %d spatial axes are needed", MAX_SPATIAL);
   if (max && o2m_rw_out(rw, 1)) return o2m_rw_unsupported(rw, "the Indices output");
   if (!ints_attr(rw, "kernel_shape", r, 0, k) || !ints_attr(rw, "strides", r, 1, s) ||
@@ -72,6 +75,10 @@ o2m_status o2m_decompose_dilated_pool(o2m_rewriter *rw) {
   for (int i = 0; i < r; i++) {
     if (k[i] < 1 || s[i] < 1 || d[i] < 1) return o2m_rw_error(rw, "bad window on spatial axis %d", i);
     if (k[i] > MAX_TAPS) return o2m_rw_unsupported(rw, "a kernel of %lld along axis %d", (long long)k[i], i);
+    /* bounded, so that the extents below cannot overflow */
+    if (s[i] > MAX_WINDOW_VALUE || d[i] > MAX_WINDOW_VALUE || yd[2 + i] > MAX_WINDOW_VALUE ||
+        pads[i] < 0 || pads[r + i] < 0 || pads[i] > MAX_WINDOW_VALUE || pads[r + i] > MAX_WINDOW_VALUE)
+      return o2m_rw_error(rw, "a stride, dilation, pad or output size on spatial axis %d is out of range", i);
     dilated |= d[i] != 1;
   }
   if (!dilated) return o2m_rw_unsupported(rw, "not dilated (the target's own pool applies)");

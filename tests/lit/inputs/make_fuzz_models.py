@@ -90,6 +90,13 @@ def main():
                               "range_huge", [], [value("y", TensorProto.INT64, None)], initializer=limits)
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(out, "range_huge.onnx"))
 
+    # a dilated AveragePool declared to give a lower rank: the decomposition
+    # read sizes past the output's rank (then overflowed on them)
+    write(out, "pool_output_low_rank",
+          [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[5, 5, 5], dilations=[2, 2, 1],
+                            strides=[3, 3, 3])],
+          [value("x", F, [1, 1, 32, 32, 32])], [value("y", F, [9, 3, 9, 1])], opsets=(("", 22),))
+
 
 if __name__ == "__main__":
     main()
