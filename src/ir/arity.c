@@ -5,7 +5,7 @@
  * reads an input that is not there.
  *
  * A version the schemas know is checked exactly; one newer than theirs
- * against the minimums of their newest (check_newer_version); one the op
+ * against the minimums of their newest (check_row); one the op
  * table and the schemas disagree on otherwise is left to inference.
  */
 #include "ir/arity.h"
@@ -66,15 +66,18 @@ static void range_text(int lo, int hi, char *out, size_t size) {
  * require (from ONNX's changelog, opsets 18 to 25). */
 static const char *const RELAXED_LATER[] = {"OptionalHasElement"};
 
-/* A version newer than the schemas know is held to the minimums of the
- * newest one they know, `r`: ops gain optional inputs and outputs over
- * versions but, RELAXED_LATER aside, do not drop required ones. */
-static int check_newer_version(const arity_row *r, const o2m_node *n, char *why, size_t size) {
-  for (size_t i = 0; i < sizeof(RELAXED_LATER) / sizeof(RELAXED_LATER[0]); i++)
-    if (strcmp(n->op_type, RELAXED_LATER[i]) == 0) return 0;
-  if (n->n_inputs < r->min_in) {
-    snprintf(why, size, "has %d input%s; %s takes at least %d since version %d", n->n_inputs,
-             n->n_inputs == 1 ? "" : "s", n->op_type, r->min_in, r->since);
+/* The node against row r: exactly, or (`newer`: the node's version is
+ * newer than the schemas know) to r's minimums only, since ops gain
+ * optional inputs and outputs over versions but, RELAXED_LATER aside, do
+ * not drop required ones. */
+static int check_row(const arity_row *r, const o2m_node *n, int newer, char *why, size_t size) {
+  char who[96], range[64];
+  if (newer) snprintf(who, sizeof(who), "%s (since version %d)", n->op_type, r->since);
+  else snprintf(who, sizeof(who), "%s-%d", n->op_type, r->since);
+  int max_in = newer ? -1 : r->max_in, max_out = newer ? -1 : r->max_out;
+  if (n->n_inputs < r->min_in || (max_in >= 0 && n->n_inputs > max_in)) {
+    range_text(r->min_in, max_in, range, sizeof(range));
+    snprintf(why, size, "has %d input%s; %s takes %s", n->n_inputs, n->n_inputs == 1 ? "" : "s", who, range);
     return -1;
   }
   for (int i = 0; i < n->n_inputs && i < 31; i++) {
@@ -84,9 +87,9 @@ static int check_newer_version(const arity_row *r, const o2m_node *n, char *why,
     snprintf(why, size, "%s is required but not given", name);
     return -1;
   }
-  if (n->n_outputs < r->min_out) {
-    snprintf(why, size, "has %d output%s; %s gives at least %d since version %d", n->n_outputs,
-             n->n_outputs == 1 ? "" : "s", n->op_type, r->min_out, r->since);
+  if (n->n_outputs < r->min_out || (max_out >= 0 && n->n_outputs > max_out)) {
+    range_text(r->min_out, max_out, range, sizeof(range));
+    snprintf(why, size, "has %d output%s; %s gives %s", n->n_outputs, n->n_outputs == 1 ? "" : "s", who, range);
     return -1;
   }
   return 0;
@@ -95,28 +98,11 @@ static int check_newer_version(const arity_row *r, const o2m_node *n, char *why,
 int o2m_arity_check(const o2m_node *n, int op_version, char *why, size_t size) {
   const char *domain = strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain;
   const arity_row *r = row_for(domain, n->op_type, n->opset);
-  /* the schemas' version must be the one the op table takes for the node */
-  if (r && op_version > r->since) return check_newer_version(r, n, why, size);
-  if (!r || r->since != op_version) return 0;
-  char range[64];
-  if (n->n_inputs < r->min_in || (r->max_in >= 0 && n->n_inputs > r->max_in)) {
-    range_text(r->min_in, r->max_in, range, sizeof(range));
-    snprintf(why, size, "has %d input%s; %s-%d takes %s", n->n_inputs, n->n_inputs == 1 ? "" : "s", n->op_type,
-             r->since, range);
-    return -1;
+  if (r && op_version > r->since) {
+    for (size_t i = 0; i < sizeof(RELAXED_LATER) / sizeof(RELAXED_LATER[0]); i++)
+      if (strcmp(n->op_type, RELAXED_LATER[i]) == 0) return 0;
+    return check_row(r, n, 1, why, size);
   }
-  for (int i = 0; i < n->n_inputs && i < 31; i++) {
-    if (!(r->required >> i & 1u) || n->input_names[i][0]) continue;
-    char name[96];
-    formal_name(r, i, name, sizeof(name));
-    snprintf(why, size, "%s is required but not given", name);
-    return -1;
-  }
-  if (n->n_outputs < r->min_out || (r->max_out >= 0 && n->n_outputs > r->max_out)) {
-    range_text(r->min_out, r->max_out, range, sizeof(range));
-    snprintf(why, size, "has %d output%s; %s-%d gives %s", n->n_outputs, n->n_outputs == 1 ? "" : "s",
-             n->op_type, r->since, range);
-    return -1;
-  }
-  return 0;
+  /* otherwise the schemas' version must be the one the op table takes */
+  return r && r->since == op_version ? check_row(r, n, 0, why, size) : 0;
 }
