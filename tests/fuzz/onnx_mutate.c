@@ -124,9 +124,9 @@ static uint64_t edge_int(rng *r, int64_t v) {
                                   64,  255, 256,  1023,  65535, 65536, 1 << 20, 2147483647, -2147483647 - 1,
                                   (int64_t)1 << 32, INT64_MAX, INT64_MIN};
   switch (below(r, 6)) {
-  case 0: return (uint64_t)(v + 1);
-  case 1: return (uint64_t)(v - 1);
-  case 2: return (uint64_t)(-(uint64_t)v);
+  case 0: return (uint64_t)v + 1; /* wrapping, in unsigned arithmetic */
+  case 1: return (uint64_t)v - 1;
+  case 2: return -(uint64_t)v;
   case 3: return (uint64_t)v * 2;
   default: return (uint64_t)EDGES[below(r, sizeof EDGES / sizeof *EDGES)];
   }
