@@ -110,16 +110,13 @@ static void list_data_sets(child *c) {
   if (c->n_sets) qsort(c->sets, (size_t)c->n_sets, sizeof(char *), by_name);
 }
 
-/* Loads and infers the model; skips training-only tests. */
+/* Loads and infers the model. */
 static o2m_model *load_model(child *c) {
   on_phase(c, O2M_PHASE_READ);
   char *path = o2m_arena_printf(&c->arena, "%s/model.onnx", c->test->dir);
   o2m_load_options lo = {NULL, 1};
   o2m_model *model = NULL;
   if (!path || o2m_model_load(path, &lo, &model, &c->diag)) fail(c, "read");
-  for (int i = 0; i < model->graph->n_nodes; i++)
-    if (strcmp(model->graph->nodes[i]->domain, "ai.onnx.preview.training") == 0)
-      finish(c, TEST_SKIP, NULL, "training-only domain ai.onnx.preview.training");
   on_phase(c, O2M_PHASE_INFER);
   if (o2m_infer_model(model, &c->diag)) fail(c, "infer");
   return model;

@@ -1,7 +1,9 @@
 /* specialize.c - re-inference of a model for concrete input shapes (what
  * `run` and `test` do before lowering, so that generated code is static
  * wherever the data allows). */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
@@ -117,9 +119,24 @@ static int is_parameter_use(const o2m_node *n, int input) {
   return 0;
 }
 
-/* Whether a small runtime input is only ever read as a parameter. */
-static int is_parameter_input(const o2m_graph *g, const o2m_value *v, const o2m_tensor *t) {
-  if (t->dtype == O2M_DT_STRING || t->count > 64) return 0;
+/* ---- which inputs decide shapes --------------------------------------------
+ * A small input is specialized on its value when every use reads it as a
+ * parameter, or when it is a 0-D or 1-D integer tensor whose value reaches
+ * a shape parameter through the small integer arithmetic that models do on
+ * sizes (an expanded AffineGrid splits its `size` input into N, C, H, W
+ * inside an If, then concatenates them into an Expand's shape). Its value
+ * then decides the generated code's shapes, so the code is specialized on
+ * it anyway; the cache keys such entries by the value (run_cache.c). Values
+ * flow only through small integer tensors, never through Shape or Size
+ * (which read a shape, not a value), and a Loop's or If's control inputs do
+ * not count at a distance: a condition computed from the data (t > 0) stays
+ * a run-time decision, and data such as token ids, which feed embeddings,
+ * is never caught. */
+
+#define MAX_PARAMETER_ELEMENTS 64
+
+/* Whether every use of v reads it as a parameter. */
+static int only_parameter_uses(const o2m_graph *g, const o2m_value *v) {
   int uses = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     const o2m_node *n = g->nodes[i];
@@ -132,6 +149,98 @@ static int is_parameter_input(const o2m_graph *g, const o2m_value *v, const o2m_
     }
   }
   return uses > 0;
+}
+
+typedef struct value_set {
+  const o2m_value **slots;
+  size_t cap, len;
+} value_set;
+
+static int set_has(const value_set *s, const o2m_value *v) {
+  for (; v; v = v->kind == O2M_VALUE_OUTER ? v->outer : NULL)
+    for (size_t i = (uintptr_t)v / sizeof(void *) & (s->cap - 1); s->slots[i]; i = (i + 1) & (s->cap - 1))
+      if (s->slots[i] == v) return 1;
+  return 0;
+}
+
+static int set_add(value_set *s, const o2m_value *v) {
+  if (set_has(s, v)) return 1;
+  if (2 * (s->len + 1) > s->cap) {
+    value_set bigger = {calloc(s->cap * 2, sizeof(void *)), s->cap * 2, 0};
+    if (!bigger.slots) return 0;
+    for (size_t i = 0; i < s->cap; i++)
+      if (s->slots[i]) set_add(&bigger, s->slots[i]);
+    free(s->slots);
+    *s = bigger;
+  }
+  size_t i = (uintptr_t)v / sizeof(void *) & (s->cap - 1);
+  while (s->slots[i]) i = (i + 1) & (s->cap - 1);
+  s->slots[i] = v;
+  s->len++;
+  return 1;
+}
+
+/* Whether v is a small integer tensor of static shape, rank at most max_rank. */
+static int is_small_integer(const o2m_value *v, int max_rank) {
+  if (!v || v->type.kind != O2M_TYPE_TENSOR || !o2m_dtype_is_int(v->type.elem) || v->type.rank < 0 ||
+      v->type.rank > max_rank)
+    return 0;
+  int64_t count = 1;
+  for (int k = 0; k < v->type.rank; k++) {
+    if (v->type.dims[k].size < 0) return 0;
+    count *= v->type.dims[k].size;
+    if (count > MAX_PARAMETER_ELEMENTS) return 0;
+  }
+  return 1;
+}
+
+static int is_control(const o2m_node *n) {
+  return !n->domain[0] && (strcmp(n->op_type, "Loop") == 0 || strcmp(n->op_type, "If") == 0);
+}
+
+static int reads_shape_only(const o2m_node *n) {
+  return !n->domain[0] && (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
+}
+
+static int reaches_parameter(const o2m_graph *g, value_set *from);
+
+/* Whether node n reads a value of `from` in a parameter position (within
+ * its subgraphs too); adds the outputs the value flows into to `from`. */
+static int node_reaches_parameter(const o2m_node *n, value_set *from) {
+  int reads = 0;
+  for (int k = 0; k < n->n_inputs; k++) {
+    if (!n->inputs[k] || !set_has(from, n->inputs[k])) continue;
+    if (is_parameter_use(n, k) && !is_control(n)) return 1;
+    reads = 1;
+  }
+  for (int k = 0; k < n->n_captures && !reads; k++) reads = set_has(from, n->captures[k]);
+  if (!reads || reads_shape_only(n)) return 0;
+  for (int a = 0; a < n->n_attrs; a++) {
+    if (n->attrs[a].type == O2M_ATTR_GRAPH && n->attrs[a].g && reaches_parameter(n->attrs[a].g, from)) return 1;
+    for (int k = 0; n->attrs[a].type == O2M_ATTR_GRAPHS && k < n->attrs[a].count; k++)
+      if (reaches_parameter(n->attrs[a].graphs[k], from)) return 1;
+  }
+  for (int i = 0; i < n->n_outputs; i++)
+    if (is_small_integer(n->outputs[i], INT32_MAX) && !set_add(from, n->outputs[i])) return 0;
+  return 0;
+}
+
+/* Nodes are in topological order, so one pass carries values forward. */
+static int reaches_parameter(const o2m_graph *g, value_set *from) {
+  for (int i = 0; i < g->n_nodes; i++)
+    if (node_reaches_parameter(g->nodes[i], from)) return 1;
+  return 0;
+}
+
+/* Whether a small runtime input's value decides shapes or structure. */
+static int is_parameter_input(const o2m_graph *g, const o2m_value *v, const o2m_tensor *t) {
+  if (t->dtype == O2M_DT_STRING || t->count > MAX_PARAMETER_ELEMENTS) return 0;
+  if (only_parameter_uses(g, v)) return 1;
+  if (!o2m_dtype_is_int(t->dtype) || t->rank > 1) return 0;
+  value_set from = {calloc(16, sizeof(void *)), 16, 0};
+  int found = from.slots && set_add(&from, v) && reaches_parameter(g, &from);
+  free(from.slots);
+  return found;
 }
 
 static o2m_status check_input_count(const o2m_model *model, int n_inputs, o2m_diag *diag) {
@@ -271,6 +380,7 @@ o2m_status o2m_specialize_values(o2m_model *model, int n_inputs, const o2m_io_va
                       model->path, v->name);
     if ((s = value_type(model, v, x, &t, diag))) return s;
     v->type = t;
+    v->seq_length = x->kind == O2M_TYPE_SEQUENCE ? x->count : -1;
   }
   forget_inference(model->graph);
   return o2m_infer_model(model, diag);

@@ -142,6 +142,7 @@ static o2m_status infer_node(o2m_model *model, o2m_graph *g, o2m_node *n,
       n->outputs[i]->known = NULL;
       n->outputs[i]->shape_value = NULL;
       n->outputs[i]->shape_value_len = 0;
+      n->outputs[i]->seq_length = -1;
     }
   if (n->op && n->op->infer) {
     ctx.op_version = o2m_op_version(n->op, n->opset);
@@ -173,6 +174,7 @@ static void adopt_outer_values(o2m_graph *g) {
     v->known = v->outer->known;
     v->shape_value = v->outer->shape_value;
     v->shape_value_len = v->outer->shape_value_len;
+    v->seq_length = v->outer->seq_length;
   }
 }
 

@@ -73,6 +73,9 @@ o2m_status o2m_check_scale(o2m_infer_ctx *ctx, int i, const char *what, int divi
  * returns the element count, or -1 when unknown or not integral. */
 int64_t o2m_in_known_ints(o2m_infer_ctx *ctx, int i, int64_t **values);
 
+/* Sequence input i's element count when known, else -1. */
+int64_t o2m_in_seq_length(const o2m_infer_ctx *ctx, int i);
+
 /* ---- attributes -------------------------------------------------------- */
 const o2m_attr *o2m_attr_get(const o2m_infer_ctx *ctx, const char *name);
 int64_t o2m_attr_int(const o2m_infer_ctx *ctx, const char *name, int64_t dflt);
@@ -97,6 +100,8 @@ void o2m_out_set_type(o2m_infer_ctx *ctx, int i, const o2m_type *type);
 /* Records the known value of output i (the tensor must live in the arena
  * or a mapping and is not copied). */
 void o2m_out_known(o2m_infer_ctx *ctx, int i, const o2m_tensor *value);
+/* Records sequence output i's element count (negative: unknown). */
+void o2m_out_seq_length(o2m_infer_ctx *ctx, int i, int64_t n);
 
 /* ---- dims, types, tensors ---------------------------------------------- */
 o2m_dim o2m_dim_known(int64_t size);

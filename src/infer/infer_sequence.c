@@ -56,6 +56,7 @@ o2m_status o2m_infer_sequence_construct(o2m_infer_ctx *ctx) {
       elem = merged;
     }
   }
+  o2m_out_seq_length(ctx, 0, n);
   return out_wrapped(ctx, 0, O2M_TYPE_SEQUENCE, elem);
 }
 
@@ -64,6 +65,7 @@ o2m_status o2m_infer_sequence_empty(o2m_infer_ctx *ctx) {
   if (!o2m_dtype_valid((int)dtype) || dtype == O2M_DT_UNDEFINED)
     return o2m_infer_error(ctx, "dtype %lld is not valid", (long long)dtype);
   o2m_type elem = {O2M_TYPE_TENSOR, (o2m_dtype)dtype, -1, NULL, NULL};
+  o2m_out_seq_length(ctx, 0, 0);
   return out_wrapped(ctx, 0, O2M_TYPE_SEQUENCE, &elem);
 }
 
@@ -80,6 +82,8 @@ o2m_status o2m_infer_sequence_insert(o2m_infer_ctx *ctx) {
   if (st) return st;
   if (t->kind != O2M_TYPE_TENSOR && t->kind != O2M_TYPE_UNKNOWN)
     return o2m_input_not_tensor(ctx, 1);
+  int64_t n = o2m_in_seq_length(ctx, 0);
+  o2m_out_seq_length(ctx, 0, n < 0 ? -1 : n + 1);
   if (!elem) return O2M_OK;
   if (sequence_is_empty(ctx, 0) && t->kind == O2M_TYPE_TENSOR) {
     if (elem->kind == O2M_TYPE_TENSOR && elem->elem != t->elem)
@@ -96,6 +100,8 @@ o2m_status o2m_infer_sequence_erase(o2m_infer_ctx *ctx) {
   o2m_status st = sequence_elem(ctx, 0, &elem);
   if (st || !elem) return st;
   o2m_out_set_type(ctx, 0, o2m_in_type(ctx, 0));
+  int64_t n = o2m_in_seq_length(ctx, 0);
+  o2m_out_seq_length(ctx, 0, n > 0 ? n - 1 : -1); /* an empty one fails when run */
   return O2M_OK;
 }
 
@@ -114,6 +120,12 @@ o2m_status o2m_infer_sequence_length(o2m_infer_ctx *ctx) {
   o2m_status st = sequence_elem(ctx, 0, &elem);
   if (st) return st;
   o2m_out_tensor(ctx, 0, O2M_DT_INT64, 0);
+  int64_t n = o2m_in_seq_length(ctx, 0);
+  o2m_tensor *known = n >= 0 ? o2m_tensor_new(ctx, O2M_DT_INT64, 0, NULL) : NULL;
+  if (known) {
+    o2m_tensor_set_int(known, 0, n);
+    o2m_out_known(ctx, 0, known);
+  }
   return O2M_OK;
 }
 

@@ -57,6 +57,10 @@ const o2m_tensor *o2m_in_known(const o2m_infer_ctx *ctx, int i) {
   return o2m_in_present(ctx, i) ? ctx->node->inputs[i]->known : NULL;
 }
 
+int64_t o2m_in_seq_length(const o2m_infer_ctx *ctx, int i) {
+  return o2m_in_present(ctx, i) ? ctx->node->inputs[i]->seq_length : -1;
+}
+
 int64_t o2m_in_known_ints(o2m_infer_ctx *ctx, int i, int64_t **values) {
   const o2m_tensor *t = o2m_in_known(ctx, i);
   if (!t || !o2m_dtype_is_int(t->dtype) || (t->count && !t->data)) return -1;
@@ -152,6 +156,10 @@ void o2m_out_set_type(o2m_infer_ctx *ctx, int i, const o2m_type *type) {
 
 void o2m_out_known(o2m_infer_ctx *ctx, int i, const o2m_tensor *value) {
   if (o2m_out_present(ctx, i)) ctx->node->outputs[i]->known = value;
+}
+
+void o2m_out_seq_length(o2m_infer_ctx *ctx, int i, int64_t n) {
+  if (o2m_out_present(ctx, i)) ctx->node->outputs[i]->seq_length = n < 0 ? -1 : n;
 }
 
 /* ---- dims and types ---------------------------------------------------- */

@@ -48,6 +48,7 @@ o2m_value *o2m_graph_new_value(o2m_model *model, o2m_graph *g,
   v->kind = kind;
   v->graph = g;
   v->type.rank = -1;
+  v->seq_length = -1;
   if (o2m_strmap_put(&g->value_by_name, arena, name, v)) return NULL;
   int n = g->n_values;
   if ((n & (n - 1)) == 0) { /* capacity: the next power of two */

@@ -227,6 +227,9 @@ typedef struct o2m_value {
    * through Shape -> Gather -> Concat -> Reshape. NULL when not tracked. */
   const o2m_dim *shape_value;
   int shape_value_len;
+  /* A sequence's element count when known (run specializes a sequence
+   * input to the count it is given; SequenceLength folds it), else -1. */
+  int64_t seq_length;
   struct o2m_graph *graph;
   int use_count;
   int declared_conflict; /* inference disagreed with `declared` (warned once) */

@@ -4,9 +4,10 @@
 # suites and fuzzes each for SECONDS. Exits non-zero on any crash, leak,
 # timeout or sanitizer report (the reproducer is left in the build dir).
 # Targets (default: all three):
-#   import  the reader and inference, bytes mutated (build-fuzz, no MLIR)
-#   lower   the five import forms, models mutated as models (build-fuzz-mlir)
-#   run     o2m_model_run on Linalg or TOSA, models mutated as models
+#   import  the reader and inference (build-fuzz, no MLIR)
+#   lower   the five import forms (build-fuzz-mlir)
+#   run     o2m_model_run on Linalg or TOSA
+# All three mutate models as models (fuzz_mutator.c).
 # Environment: FUZZ_BUILD_DIR (default build-fuzz) is the build without
 # MLIR, FUZZ_MLIR_BUILD_DIR (default that dir with -mlir) the one with it
 # (tests/run.sh passes the session suite's ASan build, configured alike);
