@@ -1,7 +1,8 @@
 /* decompose_dropout.c - Dropout in inference (no training_mode, or a
  * known false one; is_test before 7) or with a known ratio of 0: Y is X,
- * the optional mask all true (ConstantOfShape of X's shape). Random
- * training-mode dropout is refused.
+ * the optional mask all true (ConstantOfShape of X's shape). A seeded
+ * training-mode dropout draws its mask at import (decompose_random.c);
+ * an unseeded one is refused.
  */
 #include "transform/decompose_kit.h"
 
@@ -22,7 +23,11 @@ o2m_status o2m_decompose_dropout(o2m_rewriter *rw) {
   } else if (version < 7) {
     training = o2m_rw_attr_i(rw, "is_test", 0) == 0;
   }
-  if (training && ratio != 0) return o2m_rw_unsupported(rw, "random dropout in training mode");
+  if (training && ratio != 0) {
+    if (ratio < 0) return o2m_rw_unsupported(rw, "the ratio of a training-mode dropout is not known at import");
+    if (!o2m_rw_attr(rw, "seed")) return o2m_rw_unsupported(rw, "random dropout in training mode without a seed");
+    return o2m_decompose_seeded_dropout(rw, ratio);
+  }
   o2m_value *x = o2m_rw_in(rw, 0), *mask = o2m_rw_out(rw, 1);
   o2m_status s = xk_bind(rw, 0, x);
   if (s || !mask) return s;

@@ -109,4 +109,10 @@ o2m_status xk_bind(o2m_rewriter *rw, int k, o2m_value *v);
 /* The status to return after a builder gave NULL. */
 o2m_status xk_failed(o2m_rewriter *rw);
 
+/* ---- shared by two decompositions ------------------------------------------ */
+
+/* A training-mode Dropout of known ratio with a seed, its mask drawn at
+ * import (decompose_random.c, called by decompose_dropout.c). */
+o2m_status o2m_decompose_seeded_dropout(o2m_rewriter *rw, double ratio);
+
 #endif
