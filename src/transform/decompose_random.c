@@ -26,14 +26,22 @@ static o2m_status seeded(o2m_rewriter *rw, o2m_mt19937 *mt) {
   return O2M_OK;
 }
 
-/* The static shape of v and its element count, or an unsupported status. */
-static o2m_status draw_shape(o2m_rewriter *rw, const o2m_value *v, int *rank, int64_t *dims, int room,
-                             int64_t *count) {
-  if (!v || !xk_static_dims_in(v, dims, room)) return o2m_rw_unsupported(rw, "the shape is not known at import");
-  *rank = xk_rank(v);
-  *count = 1;
-  for (int k = 0; k < *rank; k++)
-    if ((*count *= dims[k]) > MAX_DRAWS)
+/* A draw over v's static shape: the seeded generator, v's rank, dims and
+ * element count; an unsupported status when there is no seed or shape. */
+typedef struct draw {
+  o2m_mt19937 mt;
+  int rank;
+  int64_t dims[16], count;
+} draw;
+
+static o2m_status start_draw(o2m_rewriter *rw, const o2m_value *v, draw *d) {
+  o2m_status s = seeded(rw, &d->mt);
+  if (s) return s;
+  if (!v || !XK_STATIC_DIMS(v, d->dims)) return o2m_rw_unsupported(rw, "the shape is not known at import");
+  d->rank = xk_rank(v);
+  d->count = 1;
+  for (int k = 0; k < d->rank; k++)
+    if ((d->count *= d->dims[k]) > MAX_DRAWS)
       return o2m_rw_unsupported(rw, "more than %d values to draw at import", MAX_DRAWS);
   return O2M_OK;
 }
@@ -45,17 +53,14 @@ o2m_status o2m_decompose_random_uniform(o2m_rewriter *rw) {
   o2m_dtype dtype = xk_elem(out);
   if (dtype != O2M_DT_FLOAT && dtype != O2M_DT_DOUBLE && dtype != O2M_DT_FLOAT16)
     return o2m_rw_unsupported(rw, "a draw of %s values", o2m_dtype_name(dtype));
-  o2m_mt19937 mt;
-  int64_t dims[16], count;
-  int rank;
-  o2m_status s = seeded(rw, &mt);
-  if (!s) s = draw_shape(rw, out, &rank, dims, 16, &count);
+  draw d;
+  o2m_status s = start_draw(rw, out, &d);
   if (s) return s;
-  o2m_tensor *t = o2m_rw_new_tensor(rw, dtype, rank, dims);
+  o2m_tensor *t = o2m_rw_new_tensor(rw, dtype, d.rank, d.dims);
   if (!t) return xk_failed(rw);
   double high = o2m_rw_attr_f(rw, "high", 1.0f), low = o2m_rw_attr_f(rw, "low", 0.0f);
-  for (int64_t i = 0; i < count; i++) {
-    double u = o2m_mt_next_double(&mt);
+  for (int64_t i = 0; i < d.count; i++) {
+    double u = o2m_mt_next_double(&d.mt);
     if (dtype == O2M_DT_DOUBLE) o2m_tensor_set_float(t, i, u * (high - low) + low);
     else o2m_tensor_set_float(t, i, (float)((float)u * (float)(high - low)) + (float)low);
   }
@@ -70,18 +75,15 @@ o2m_status o2m_decompose_seeded_dropout(o2m_rewriter *rw, double ratio) {
   o2m_dtype dtype = xk_elem(x);
   if (!o2m_dtype_is_float(dtype)) return o2m_rw_unsupported(rw, "dropout of %s values", o2m_dtype_name(dtype));
   if (!(ratio > 0.0 && ratio < 1.0)) return o2m_rw_error(rw, "ratio %g is not in [0, 1)", ratio);
-  o2m_mt19937 mt;
-  int64_t dims[16], count;
-  int rank;
-  o2m_status s = seeded(rw, &mt);
-  if (!s) s = draw_shape(rw, x, &rank, dims, 16, &count);
+  draw d;
+  o2m_status s = start_draw(rw, x, &d);
   if (s) return s;
-  o2m_tensor *scale = o2m_rw_new_tensor(rw, dtype, rank, dims);
-  o2m_tensor *mask = mask_out ? o2m_rw_new_tensor(rw, O2M_DT_BOOL, rank, dims) : NULL;
+  o2m_tensor *scale = o2m_rw_new_tensor(rw, dtype, d.rank, d.dims);
+  o2m_tensor *mask = mask_out ? o2m_rw_new_tensor(rw, O2M_DT_BOOL, d.rank, d.dims) : NULL;
   if (!scale || (mask_out && !mask)) return xk_failed(rw);
   double keep_scale = 1.0 / (1.0 - ratio);
-  for (int64_t i = 0; i < count; i++) {
-    int keep = o2m_mt_next_double(&mt) >= ratio;
+  for (int64_t i = 0; i < d.count; i++) {
+    int keep = o2m_mt_next_double(&d.mt) >= ratio;
     o2m_tensor_set_float(scale, i, keep ? keep_scale : 0.0);
     if (mask) o2m_tensor_set_int(mask, i, keep);
   }
