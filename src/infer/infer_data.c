@@ -223,8 +223,9 @@ void o2m_propagate_same(o2m_infer_ctx *ctx, int in, int out) {
     /* a new header over the same payload: nothing is copied, so any size */
     int64_t count = 1;
     for (int d = 0; d < v->type.rank; d++) {
-      if (v->type.dims[d].sym) return;
-      count *= v->type.dims[d].size;
+      int64_t size = v->type.dims[d].size;
+      if (v->type.dims[d].sym || size < 0 || (size && count > known->count / size)) return;
+      count *= size;
     }
     if (count != known->count || known->dtype != v->type.elem) return;
     o2m_tensor *t = o2m_arena_alloc(ctx->arena, sizeof(*t));

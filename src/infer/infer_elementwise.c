@@ -98,8 +98,8 @@ static int known_broadcast(o2m_infer_ctx *ctx, const o2m_tensor *const *in,
       d = in[i]->dims[ik];
     }
     (*dims)[k] = d;
-    count = d == 0 || count == 0 ? 0 : count * d;
-    if (count > O2M_KNOWN_MAX) return -1;
+    if (d && count > O2M_KNOWN_MAX / d) return -1; /* checked before it could overflow */
+    count *= d;
   }
   return rank;
 }

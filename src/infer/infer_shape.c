@@ -119,12 +119,19 @@ static o2m_status reshape_missing_dim(o2m_infer_ctx *ctx, const o2m_type *x,
   return O2M_OK;
 }
 
-/* The product of n dims when all are known and it fits; else -1. */
+enum { COUNT_UNKNOWN = -1, COUNT_OVERFLOWS = -2 };
+
+/* The product of n dims when all are known: 0 when one is 0, else
+ * COUNT_OVERFLOWS when it does not fit in int64; COUNT_UNKNOWN when a dim
+ * is not known. */
 static int64_t known_count(const o2m_dim *dims, int n) {
   int64_t count = 1;
   for (int d = 0; d < n; d++)
-    if (!dim_is_known(dims[d]) || __builtin_mul_overflow(count, dims[d].size, &count))
-      return -1;
+    if (!dim_is_known(dims[d])) return COUNT_UNKNOWN;
+  for (int d = 0; d < n; d++)
+    if (dims[d].size == 0) return 0;
+  for (int d = 0; d < n; d++)
+    if (__builtin_mul_overflow(count, dims[d].size, &count)) return COUNT_OVERFLOWS;
   return count;
 }
 
@@ -132,6 +139,7 @@ static int64_t known_count(const o2m_dim *dims, int n) {
 static o2m_status reshape_check_count(o2m_infer_ctx *ctx, const o2m_type *x,
                                       const o2m_dim *out, int n) {
   int64_t in_count = known_count(x->dims, x->rank), out_count = known_count(out, n);
+  if (out_count == COUNT_OVERFLOWS) return o2m_infer_error(ctx, "the new shape holds more elements than int64 counts");
   if (in_count >= 0 && out_count >= 0 && in_count != out_count)
     return o2m_infer_error(ctx, "cannot reshape %lld elements into %lld",
                            (long long)in_count, (long long)out_count);

@@ -21,7 +21,7 @@
 #include "emit/stablehlo/shlo_kit.h"
 #include "infer/infer.h"
 
-enum { MAX_SPATIAL = LW_FIXED_MAX_SPATIAL };
+enum { MAX_SPATIAL = LW_FIXED_MAX_SPATIAL, MAX_DIVISORS = 1 << 26 };
 
 static MlirValue null_value(void) { return (MlirValue){NULL}; }
 
@@ -464,6 +464,19 @@ static void axis_counts(const window *w, int i, int64_t lo_edge, int64_t hi_edge
   }
 }
 
+/* Refuses a pool whose divisor table would hold more than MAX_DIVISORS
+ * values (the product checked before it could overflow). */
+static o2m_status check_divisor_count(lw_ctx *cx, const window *w) {
+  int64_t total = 1;
+  for (int i = 0; i < w->n; i++) {
+    if (w->out[i] < 0 || (w->out[i] && total > MAX_DIVISORS / w->out[i]))
+      return lw_unsupported(cx, "an average pool of more than %d output positions (its divisors are a constant)",
+                            MAX_DIVISORS);
+    total *= w->out[i];
+  }
+  return O2M_OK;
+}
+
 /* The divisor of every output position [1, 1, out...]: the product of
  * the axes' counts of taps in the input (with count_include_pad: in the
  * explicitly padded input). */
@@ -490,6 +503,7 @@ static MlirValue average_divisor(lw_ctx *cx, MlirType elem, const window *w, int
 o2m_status sh_lower_average_pool(lw_ctx *cx) {
   window w;
   o2m_status s = read_pool(cx, 0, &w);
+  if (!s) s = check_divisor_count(cx, &w);
   if (s) return s;
   MlirValue x = lw_in(cx, 0);
   MlirValue sum = reduce_window(cx, x, sh_scalar(cx, sh_elem(x), 0), "stablehlo.add", &w);

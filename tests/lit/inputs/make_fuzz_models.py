@@ -97,6 +97,31 @@ def main():
                             strides=[3, 3, 3])],
           [value("x", F, [1, 1, 32, 32, 32])], [value("y", F, [9, 3, 9, 1])], opsets=(("", 22),))
 
+    # an empty initializer whose other dims are huge (2 * (2^63 - 1) before
+    # the 0): folding the Sum multiplied the sizes past int64
+    empty = helper.make_tensor("x", TensorProto.INT32, [2, 2**63 - 1, 2**20, 0, 1, 1], [])
+    graph = helper.make_graph([helper.make_node("Sum", ["x"], ["y"], name="sum")], "sum_empty_huge_dims", [],
+                              [value("y", TensorProto.INT32, None)], initializer=[empty])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         os.path.join(out, "sum_empty_huge_dims.onnx"))
+    # a Reshape of a known tensor to sizes whose product overflows int64
+    sizes = numpy_helper.from_array(np.array([2**56 + 1, 11004008487545], dtype=np.int64), "x")
+    graph = helper.make_graph([helper.make_node("Reshape", ["x", "x"], ["y"], name="reshape")],
+                              "reshape_count_overflow", [], [value("y", TensorProto.INT64, None)],
+                              initializer=[sizes])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)]),
+         os.path.join(out, "reshape_count_overflow.onnx"))
+    # an AveragePool of 1.3e10 output positions: StableHLO's divisor table
+    # asked for 100 GiB
+    write(out, "avgpool_huge_output",
+          [helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[5, 5], strides=[3, 3])],
+          [value("x", F, [1, 3, 32, 2**32])], [value("y", F, None)])
+
+    # GatherElements (opset 11) in an opset 7 model, with one input: no
+    # arity row applied, and StableHLO read the missing indices
+    write(out, "gather_elements_opset7", [helper.make_node("GatherElements", ["x"], ["y"], name="gather")],
+          [value("x", F, [1, 1, 2, 2])], [value("y", F, [1, 1, 64, 4])], opsets=(("", 7),))
+
 
 if __name__ == "__main__":
     main()
