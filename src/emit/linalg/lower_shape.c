@@ -613,6 +613,8 @@ o2m_status lw_lower_flatten(lw_ctx *cx) {
   MlirValue x = lw_in(cx, 0);
   int rank = lw_in_type(cx, 0)->rank;
   if (mlirValueIsNull(x) || rank < 0) return lw_unsupported(cx, "the input's rank is not known");
+  if (lw_out_type(cx, 0)->rank != 2) /* a declared type that overrode inference */
+    return lw_error(cx, "the output is declared with rank %d; Flatten gives rank 2", lw_out_type(cx, 0)->rank);
   int64_t axis = lw_attr_int(cx, "axis", 1);
   if (axis < -rank || axis > rank)
     return lw_error(cx, "axis %lld is out of range", (long long)axis);

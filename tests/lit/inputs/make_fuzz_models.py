@@ -122,6 +122,11 @@ def main():
     write(out, "gather_elements_opset7", [helper.make_node("GatherElements", ["x"], ["y"], name="gather")],
           [value("x", F, [1, 1, 2, 2])], [value("y", F, [1, 1, 64, 4])], opsets=(("", 7),))
 
+    # a Flatten output declared with rank 4 (the declared type wins over
+    # inference, with a warning): the Linalg reshape read 4 sizes of 2
+    write(out, "flatten_declared_rank4", [helper.make_node("Flatten", ["x"], ["y"], name="flatten")],
+          [value("x", F, [1, 3, 28, 28])], [value("y", F, [30, 3, 30, 0])], opsets=(("", 22),))
+
 
 if __name__ == "__main__":
     main()
