@@ -180,16 +180,15 @@ static int set_add(value_set *s, const o2m_value *v) {
   return 1;
 }
 
-/* Whether v is a small integer tensor of static shape, rank at most max_rank. */
-static int is_small_integer(const o2m_value *v, int max_rank) {
-  if (!v || v->type.kind != O2M_TYPE_TENSOR || !o2m_dtype_is_int(v->type.elem) || v->type.rank < 0 ||
-      v->type.rank > max_rank)
-    return 0;
+/* Whether v is an integer tensor of static shape and at most
+ * MAX_PARAMETER_ELEMENTS elements. */
+static int is_small_integer(const o2m_value *v) {
+  if (!v || v->type.kind != O2M_TYPE_TENSOR || !o2m_dtype_is_int(v->type.elem) || v->type.rank < 0) return 0;
   int64_t count = 1;
   for (int k = 0; k < v->type.rank; k++) {
-    if (v->type.dims[k].size < 0) return 0;
-    count *= v->type.dims[k].size;
-    if (count > MAX_PARAMETER_ELEMENTS) return 0;
+    int64_t size = v->type.dims[k].size;
+    if (size < 0 || (size && count > MAX_PARAMETER_ELEMENTS / size)) return 0;
+    count *= size;
   }
   return 1;
 }
@@ -221,7 +220,7 @@ static int node_reaches_parameter(const o2m_node *n, value_set *from) {
       if (reaches_parameter(n->attrs[a].graphs[k], from)) return 1;
   }
   for (int i = 0; i < n->n_outputs; i++)
-    if (is_small_integer(n->outputs[i], INT32_MAX) && !set_add(from, n->outputs[i])) return 0;
+    if (is_small_integer(n->outputs[i]) && !set_add(from, n->outputs[i])) return 0;
   return 0;
 }
 
