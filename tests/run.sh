@@ -134,7 +134,8 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   fuzz_ok=0
   fuzz_failed=0
   for target in import lower run; do
-    if FUZZ_MLIR_BUILD_DIR="$build-asan-session" tests/fuzz/run_fuzz.sh "$fuzz_seconds" "$target" \
+    # a fixed seed (FUZZ_SEED to change it): what fails here fails again
+    if FUZZ_SEED=${FUZZ_SEED:-1} FUZZ_MLIR_BUILD_DIR="$build-asan-session" tests/fuzz/run_fuzz.sh "$fuzz_seconds" "$target" \
          > "$build.fuzz-$target.log" 2>&1; then
       fuzz_ok=$((fuzz_ok + 1))
     else

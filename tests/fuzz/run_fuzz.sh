@@ -11,7 +11,9 @@
 # Environment: FUZZ_BUILD_DIR (default build-fuzz) is the build without
 # MLIR, FUZZ_MLIR_BUILD_DIR (default that dir with -mlir) the one with it
 # (tests/run.sh passes the session suite's ASan build, configured alike);
-# FUZZ_JOBS runs that many fuzzing processes per target (default 1).
+# FUZZ_JOBS runs that many fuzzing processes per target (default 1);
+# FUZZ_SEED fixes libFuzzer's seed (default 0: a new one each run; CI's
+# short runs pass one, so a failure there reproduces).
 set -eu
 cd "$(dirname "$0")/../.."
 seconds=${1:-60}
@@ -20,6 +22,7 @@ targets=${*:-import lower run}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 mlir_build=${FUZZ_MLIR_BUILD_DIR:-$build-mlir}
 jobs=${FUZZ_JOBS:-1}
+seed=${FUZZ_SEED:-0}
 
 configure() { # configure DIR WITH_MLIR
   CC=clang-22 CXX=clang++-22 cmake -S . -B "$1" -DO2M_FUZZ=ON -DO2M_SANITIZE=ON \
@@ -52,7 +55,7 @@ fuzz() { # fuzz DIR TARGET
   # one kernel thread per run; no disk cache is involved (o2m_model_run has none)
   ONNX2MLIR_THREADS=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$dir/fuzz_$target" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=4096 \
-    -timeout=30 -print_final_stats=1 "${parallel[@]}" \
+    -timeout=30 -seed="$seed" -print_final_stats=1 "${parallel[@]}" \
     -artifact_prefix="$dir/" "$dir/corpus-$target"
 }
 
