@@ -15,6 +15,9 @@ convolutions, as deployed models have it).
   vit_small.onnx     a small ViT (torchvision's VisionTransformer: 224x224 in
                      16x16 patches, 6 pre-LN layers, hidden 384, 6 heads, MLP 1536,
                      1000 classes), input [1,3,224,224]
+  ssdlite.onnx       torchvision SSDlite320 (MobileNetV3-Large, 91 classes) with
+                     its post-processing (a block per class, NMS): about 3500
+                     nodes, input [3,320,320]; outputs boxes, scores, labels
   <name>_x.npy       the inputs
 
 Usage: make_torchvision_models.py OUTDIR   (with /usr/bin/python3)
@@ -59,6 +62,18 @@ def export(model, shape, out, name):
     print(f"wrote {path} and {name}_x.npy {list(shape)}")
 
 
+class Detector(torch.nn.Module):
+    """torchvision's detectors take a list of images and give a list of dicts."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        r = self.model([x])[0]
+        return r["boxes"], r["scores"], r["labels"]
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "bench/out"
     os.makedirs(out, exist_ok=True)
@@ -81,6 +96,9 @@ def main():
     with torch.no_grad():
         vit.heads.head.weight.normal_(0.0, 0.02)
     export(vit, (1, 3, 224, 224), out, "vit_small")
+    torch.manual_seed(0)
+    ssd = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
+    export(Detector(ssd), (3, 320, 320), out, "ssdlite")
 
 
 if __name__ == "__main__":

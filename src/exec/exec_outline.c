@@ -188,8 +188,12 @@ static int frees_from_before(const body *b, const op_set *in, int i) {
 /* The part's ops (in `in`), arguments and results; -1 when out of memory. */
 static int scan_part(const body *b, op_set *in, part *p) {
   memset(in->slots, 0, in->cap * sizeof(void *));
+  /* constants stay in the entry: a part clones those it reads, so one
+   * read by later parts does not become a result (a loop bound passed as
+   * an argument) */
   for (int i = p->first; i < p->end; i++)
-    if (!exec_op_named(b->ops[i], "memref.dealloc")) set_add(in, b->ops[i]);
+    if (!exec_op_named(b->ops[i], "memref.dealloc") && !exec_op_named(b->ops[i], "arith.constant"))
+      set_add(in, b->ops[i]);
   for (int i = p->first; i < p->end; i++)
     if (exec_op_named(b->ops[i], "memref.dealloc") && !frees_from_before(b, in, i)) set_add(in, b->ops[i]);
   p->ins.n = p->outs.n = 0;
@@ -197,7 +201,7 @@ static int scan_part(const body *b, op_set *in, part *p) {
   for (int i = p->first; i < p->end; i++)
     if (set_has(in, b->ops[i])) mlirOperationWalk(b->ops[i], scan_operands, &scan, MlirWalkPreOrder);
   for (int i = p->first; i < p->end && !scan.failed; i++)
-    for (intptr_t r = 0, nr = mlirOperationGetNumResults(b->ops[i]); r < nr; r++) {
+    for (intptr_t r = 0, nr = set_has(in, b->ops[i]) ? mlirOperationGetNumResults(b->ops[i]) : 0; r < nr; r++) {
       MlirValue v = mlirOperationGetResult(b->ops[i], r);
       if (used_where(b, in, v, 0) && exec_value_list_add(&p->outs, v)) scan.failed = 1;
     }
@@ -208,6 +212,30 @@ static int leaves_stack_buffer(const part *p) {
   for (int i = 0; i < p->outs.n; i++)
     if (on_stack(p->outs.v[i])) return 1;
   return 0;
+}
+
+/* Each use of one of the entry's constants inside a moved op gets a
+ * clone of its own at the part's start, in the order of a walk of the
+ * part: two copies of a layer then hold the same constants in the same
+ * places, whichever of them the entry happened to share (a class index 1
+ * and a loop step 1 are one value there). */
+typedef struct constant_cloner {
+  MlirBlock entry, block;
+  MlirOperation anchor; /* the part's first moved op: clones go before it */
+} constant_cloner;
+
+static MlirWalkResult clone_constants(MlirOperation op, void *user) {
+  constant_cloner *c = user;
+  for (intptr_t k = 0, n = mlirOperationGetNumOperands(op); k < n; k++) {
+    MlirValue v = mlirOperationGetOperand(op, k);
+    if (!mlirValueIsAOpResult(v)) continue;
+    MlirOperation def = mlirOpResultGetOwner(v);
+    if (!exec_op_named(def, "arith.constant") || !mlirBlockEqual(mlirOperationGetBlock(def), c->entry)) continue;
+    MlirOperation clone = mlirOperationClone(def);
+    mlirBlockInsertOwnedOperationBefore(c->block, c->anchor, clone);
+    mlirOperationSetOperand(op, k, mlirOperationGetResult(clone, 0));
+  }
+  return MlirWalkResultAdvance;
 }
 
 /* Moves the part into a new function `name` before the entry, called
@@ -252,23 +280,23 @@ static exec_part move_part(const body *b, op_set *in, const part *p, const char 
   mlirBlockInsertOwnedOperationBefore(b->block, b->ops[p->first], call);
   for (int i = 0; i < p->outs.n; i++) replace_uses(b, in, p->outs.v[i], mlirOperationGetResult(call, i), 0);
 
-  /* inside: the arguments and cloned constants instead of the values */
+  /* inside: the arguments instead of the values, then clones of the
+   * constants */
   for (int i = 0, a = 0; i < p->ins.n; i++) {
-    MlirValue v = p->ins.v[i], with;
-    if (mlirValueIsAOpResult(v) && exec_op_named(mlirOpResultGetOwner(v), "arith.constant")) {
-      MlirOperation c = mlirOperationClone(mlirOpResultGetOwner(v));
-      mlirBlockAppendOwnedOperation(block, c);
-      with = mlirOperationGetResult(c, mlirOpResultGetResultNumber(v));
-    } else {
-      with = mlirBlockGetArgument(block, a++);
-    }
-    replace_uses(b, in, v, with, 1);
+    MlirValue v = p->ins.v[i];
+    if (mlirValueIsAOpResult(v) && exec_op_named(mlirOpResultGetOwner(v), "arith.constant")) continue;
+    replace_uses(b, in, v, mlirBlockGetArgument(block, a++), 1);
   }
+  MlirOperation first_moved = {NULL};
   for (int i = p->first; i < p->end; i++) {
     if (!set_has(in, b->ops[i])) continue; /* a free of a buffer from before: after the call */
     mlirOperationRemoveFromParent(b->ops[i]);
     mlirBlockAppendOwnedOperation(block, b->ops[i]);
+    if (mlirOperationIsNull(first_moved)) first_moved = b->ops[i];
   }
+  constant_cloner cloner = {b->block, block, first_moved};
+  for (int i = p->first; i < p->end && !mlirOperationIsNull(first_moved); i++)
+    if (set_has(in, b->ops[i])) mlirOperationWalk(b->ops[i], clone_constants, &cloner, MlirWalkPreOrder);
   MlirOperationState rs = mlirOperationStateGet(str("func.return"), loc);
   mlirOperationStateAddOperands(&rs, p->outs.n, p->outs.v);
   mlirBlockAppendOwnedOperation(block, mlirOperationCreate(&rs));

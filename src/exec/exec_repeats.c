@@ -5,22 +5,27 @@
  * bufferization, the BLAS calls and the fusion: what will be compiled)
  * and finds runs of them that repeat: a block of p ops followed by k-1
  * copies of itself. Each op gets a structural hash: its kind, attributes
- * and types, nested ops and their operands (deallocations left out: the
- * first layer does not free the model's input, the others free the layer
- * before's output), where a constant counts by
- * its value and any other value from outside the op (a weight, the
- * model's input, another op's buffer) by its type only: it becomes an
- * argument of the part, and the first layer reads the model's input where
- * the others read the layer before.
- * The outliner (exec_outline.c) then cuts its parts at the copies'
- * boundaries.
+ * and types, nested ops and their operands (deallocations and the
+ * entry's constants left out of the sequence: the first layer does not
+ * free the model's input, the others free the layer before's output),
+ * where a constant from outside the op counts by its value, an integer
+ * scalar one by its type (it may become a parameter, below), and any
+ * other value from outside the op (a weight, the model's input, another
+ * op's buffer) by its type only: it becomes an argument of the part, and
+ * the first layer reads the model's input where the others read the
+ * layer before. The outliner (exec_outline.c) then cuts its parts at the
+ * copies' boundaries.
  *
  * The hash only proposes. exec_merge_parts decides: part functions whose
  * printed code is the same, byte for byte, are one function; calls of
  * the others are redirected to it, so a 24-layer encoder compiles one
- * layer, not 24. Parts that differ in anything (a shape, an attribute, a
- * constant) are never merged. ONNX2MLIR_NO_SHARED_LAYERS=1 turns the
- * search off (each part its own function, as before).
+ * layer, not 24. The one exception: the integer scalar constants a part
+ * clones from the entry (a detector's class index, a position) are
+ * compared without their values, and those that differ become arguments
+ * of the shared function, each call passing its own. Parts that differ
+ * in anything else (a shape, an attribute, a float constant) are never
+ * merged. ONNX2MLIR_NO_SHARED_LAYERS=1 turns the search off (each part
+ * its own function, as before).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +33,7 @@
 #include <string.h>
 
 #include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
 
 #include "exec/exec_internal.h"
 
@@ -79,10 +85,11 @@ static uint64_t mix(uint64_t h, uint64_t x) {
 
 typedef struct hashing {
   const places *m;
-  const uint64_t *done; /* the hashes of earlier top-level ops */
   int top;
   uint64_t h;
 } hashing;
+
+static int is_integer_scalar(MlirType t) { return mlirTypeIsAInteger(t) || mlirTypeIsAIndex(t); }
 
 /* What an operand contributes: see the file's comment. */
 static uint64_t operand_code(const hashing *hs, MlirValue v) {
@@ -97,7 +104,10 @@ static uint64_t operand_code(const hashing *hs, MlirValue v) {
   const op_place *p = place_of(hs->m, def);
   if (p && p->top == hs->top)
     return mix(mix(mix(4, (uint64_t)p->local), (uint64_t)mlirOpResultGetResultNumber(v)), type);
-  if (p && exec_op_named(def, "arith.constant")) return mix(5, hs->done[p->top]); /* by value */
+  if (exec_op_named(def, "arith.constant")) /* an integer by type (it may become a parameter), others by value */
+    return is_integer_scalar(mlirValueGetType(v))
+               ? mix(6, type)
+               : mix(5, (uintptr_t)mlirOperationGetAttributeByName(def, str("value")).ptr);
   return mix(1, type); /* another op's buffer: an argument of the part */
 }
 
@@ -196,7 +206,8 @@ int exec_find_copies(const MlirOperation *ops, int n, exec_copy *out, int max) {
   if (!m.slots || !kept || !h || !sum) goto done;
   sum[0] = 0;
   for (int i = 0; i < n; i++) {
-    if (exec_op_named(ops[i], "memref.dealloc")) continue;
+    /* constants stay in the entry (each part clones those it reads) */
+    if (exec_op_named(ops[i], "memref.dealloc") || exec_op_named(ops[i], "arith.constant")) continue;
     m.top = nk, m.next_local = 0;
     mlirOperationWalk(ops[i], index_op, &m, MlirWalkPreOrder);
     sum[nk + 1] = sum[nk] + work_of(ops[i], m.next_local);
@@ -204,7 +215,7 @@ int exec_find_copies(const MlirOperation *ops, int n, exec_copy *out, int max) {
   }
   kept[nk] = n;
   for (int k = 0; k < nk; k++) {
-    hashing hs = {&m, h, k, 0x243F6A8885A308D3ull};
+    hashing hs = {&m, k, 0x243F6A8885A308D3ull};
     mlirOperationWalk(ops[kept[k]], hash_op, &hs, MlirWalkPreOrder);
     h[k] = hs.h;
   }
@@ -277,18 +288,118 @@ static void set_noinline(MlirOperation fn) {
   mlirOperationSetAttributeByName(fn, str("passthrough"), mlirAttributeParseGet(ctx, str("[\"noinline\"]")));
 }
 
+/* ---- integer constants that become parameters ------------------------------ */
+
+/* A part's leading integer constants: the clones of the entry's constants
+ * it reads, one per use, which move_part (exec_outline.c) puts first.
+ * Copies that differ only in these (a detector's class index, a layer's
+ * position) share one function that takes the differing ones as
+ * arguments. */
+typedef struct leading {
+  int n;
+  MlirOperation *op;
+  MlirAttribute *value;
+} leading;
+
+static int find_leading(MlirOperation fn, leading *l) {
+  MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
+  int cap = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op) && exec_op_named(op, "arith.constant");
+       op = mlirOperationGetNextInBlock(op))
+    cap++;
+  l->n = 0;
+  l->op = malloc(((size_t)cap + 1) * sizeof(*l->op));
+  l->value = malloc(((size_t)cap + 1) * sizeof(*l->value));
+  if (!l->op || !l->value) return -1;
+  for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op) && exec_op_named(op, "arith.constant");
+       op = mlirOperationGetNextInBlock(op)) {
+    if (!is_integer_scalar(mlirValueGetType(mlirOperationGetResult(op, 0)))) continue;
+    l->op[l->n] = op;
+    l->value[l->n++] = mlirOperationGetAttributeByName(op, str("value"));
+  }
+  return 0;
+}
+
+/* Sets the leading constants' values to 0 (masked) or back. */
+static void mask_leading(const leading *l, int masked) {
+  for (int k = 0; k < l->n; k++) {
+    MlirType t = mlirValueGetType(mlirOperationGetResult(l->op[k], 0));
+    mlirOperationSetAttributeByName(l->op[k], str("value"), masked ? mlirIntegerAttrGet(t, 0) : l->value[k]);
+  }
+}
+
+/* Members (same_as[i] == r) of representative r whose leading constants
+ * differ from r's: those positions become arguments of r's function,
+ * each call passes its own value (a copy of its constant, before it).
+ * -1 when out of memory (nothing changed then). */
+static int parametrize(exec_part *parts, const leading *lead, const int *same_as, int n, int r) {
+  int *differs = malloc(((size_t)lead[r].n + 1) * sizeof(*differs)), nd = 0;
+  if (!differs) return -1;
+  for (int k = 0; k < lead[r].n; k++) {
+    int d = 0;
+    for (int i = r + 1; i < n && !d; i++)
+      if (same_as[i] == r && !mlirAttributeEqual(lead[i].value[k], lead[r].value[k])) d = 1;
+    if (d) differs[nd++] = k;
+  }
+  MlirOperation fn = parts[r].fn;
+  MlirType fn_type = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(fn, str("function_type")));
+  intptr_t n_in = mlirFunctionTypeGetNumInputs(fn_type), n_out = mlirFunctionTypeGetNumResults(fn_type);
+  MlirValue *operands = malloc(((size_t)n_in + nd + 1) * sizeof(*operands));
+  MlirType *ins = malloc(((size_t)n_in + nd + 1) * sizeof(*ins)), *outs = malloc(((size_t)n_out + 1) * sizeof(*outs));
+  int status = operands && ins && outs ? 0 : -1;
+  for (int i = r; i < n && nd && !status; i++) {
+    if (same_as[i] != r) continue;
+    MlirOperation call = parts[i].call;
+    for (intptr_t a = 0; a < n_in; a++) operands[a] = mlirOperationGetOperand(call, a);
+    for (int d = 0; d < nd; d++) {
+      MlirOperation c = mlirOperationClone(lead[i].op[differs[d]]);
+      mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(call), call, c);
+      operands[n_in + d] = mlirOperationGetResult(c, 0);
+    }
+    mlirOperationSetOperands(call, n_in + nd, operands);
+  }
+  if (nd && !status) {
+    MlirBlock block = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
+    for (intptr_t a = 0; a < n_in; a++) ins[a] = mlirFunctionTypeGetInput(fn_type, a);
+    for (intptr_t a = 0; a < n_out; a++) outs[a] = mlirFunctionTypeGetResult(fn_type, a);
+    for (int d = 0; d < nd; d++) {
+      MlirOperation c = lead[r].op[differs[d]];
+      MlirValue v = mlirOperationGetResult(c, 0);
+      ins[n_in + d] = mlirValueGetType(v);
+      MlirValue arg = mlirBlockAddArgument(block, ins[n_in + d], mlirOperationGetLocation(c));
+      mlirValueReplaceAllUsesOfWith(v, arg);
+      mlirOperationDestroy(c);
+    }
+    MlirType grown = mlirFunctionTypeGet(mlirOperationGetContext(fn), n_in + nd, ins, n_out, outs);
+    mlirOperationSetAttributeByName(fn, str("function_type"), mlirTypeAttrGet(grown));
+  }
+  free(differs);
+  free(operands);
+  free(ins);
+  free(outs);
+  return status;
+}
+
 int exec_merge_parts(const char *entry, exec_part *parts, int n) {
   text *codes = calloc((size_t)n + 1, sizeof(*codes));
   uint64_t *hashes = calloc((size_t)n + 1, sizeof(*hashes));
   int *same_as = malloc(((size_t)n + 1) * sizeof(*same_as));
   int *number = malloc(((size_t)n + 1) * sizeof(*number));
+  leading *lead = calloc((size_t)n + 1, sizeof(*lead));
   int kept = n;
-  if (!codes || !hashes || !same_as || !number) goto done;
+  if (!codes || !hashes || !same_as || !number || !lead) goto done;
   MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
   mlirOpPrintingFlagsUseLocalScope(flags);
   for (int i = 0; i < n; i++) {
     same_as[i] = i;
-    if (code_of(parts[i].fn, flags, &codes[i]) != 0) {
+    if (find_leading(parts[i].fn, &lead[i]) != 0) {
+      codes[i].failed = 1; /* kept apart */
+      continue;
+    }
+    mask_leading(&lead[i], 1); /* compared without their values */
+    int failed = code_of(parts[i].fn, flags, &codes[i]);
+    mask_leading(&lead[i], 0);
+    if (failed) {
       codes[i].failed = 1; /* kept apart */
       continue;
     }
@@ -301,6 +412,10 @@ int exec_merge_parts(const char *entry, exec_part *parts, int n) {
       }
   }
   mlirOpPrintingFlagsDestroy(flags);
+  for (int i = 0; i < n; i++)
+    if (same_as[i] == i && parametrize(parts, lead, same_as, n, i) != 0)
+      for (int j = i + 1; j < n; j++) /* out of memory: not merged */
+        if (same_as[j] == i) same_as[j] = j;
   kept = 0;
   for (int i = 0; i < n; i++) {
     if (same_as[i] != i) {
@@ -326,5 +441,7 @@ done:
   free(hashes);
   free(same_as);
   free(number);
+  for (int i = 0; lead && i < n; i++) free(lead[i].op), free(lead[i].value);
+  free(lead);
   return kept;
 }

@@ -731,6 +731,25 @@ o2m_status lw_lower_transpose(lw_ctx *cx) {
 
 /* ---- Concat, Split ---------------------------------------------------------------- */
 
+/* Up to this many inputs, Concat is a chain of insert_slices into one
+ * empty tensor, which lets bufferization write each input's producer
+ * straight into the result. Longer chains cost one-shot bufferization's
+ * analysis time that grows with the cube of their length (a detector's
+ * per-class results, 90 inputs: 3 s of 22); those become one
+ * tensor.concat, which copies each input into place. */
+enum { CONCAT_CHAIN_MAX = 16 };
+
+static o2m_status concat_as_one_op(lw_ctx *cx, int n, int axis, MlirType out_type) {
+  MlirValue *inputs = o2m_arena_array(&cx->scratch, (size_t)n, sizeof(*inputs));
+  if (!inputs) return lw_error(cx, "out of memory");
+  for (int i = 0; i < n; i++) inputs[i] = lw_in(cx, i);
+  char attrs[32];
+  snprintf(attrs, sizeof attrs, "dim = %d : i64", axis);
+  MlirOperation op = lw_op(cx, "tensor.concat", n, inputs, 1, &out_type, attrs, 0);
+  if (mlirOperationIsNull(op)) return lw_error(cx, "internal: cannot create tensor.concat");
+  return lw_set_out(cx, 0, mlirOperationGetResult(op, 0));
+}
+
 o2m_status lw_lower_concat(lw_ctx *cx) {
   MlirType out_type = lw_tensor_type(cx, lw_out_type(cx, 0));
   MlirValue first = lw_in(cx, 0);
@@ -742,11 +761,13 @@ o2m_status lw_lower_concat(lw_ctx *cx) {
   lw_ix dims[LW_MAX_RANK], offsets[LW_MAX_RANK];
   for (int k = 0; k < rank; k++) dims[k] = lw_ix_dim(cx, first, k), offsets[k] = lw_ix_c(0);
   dims[axis] = lw_ix_c(0);
-  for (int i = 0; i < cx->node->n_inputs; i++) {
+  int n = cx->node->n_inputs;
+  for (int i = 0; i < n; i++) {
     MlirValue x = lw_in(cx, i);
     if (mlirValueIsNull(x)) return lw_error(cx, "input %d is missing", i);
     dims[axis] = lw_ix_bin(cx, LW_IX_ADD, dims[axis], lw_ix_dim(cx, x, axis));
   }
+  if (n > CONCAT_CHAIN_MAX) return concat_as_one_op(cx, n, axis, out_type);
   MlirValue result = lw_empty_ix(cx, out_type, dims);
   for (int i = 0; i < cx->node->n_inputs; i++) {
     MlirValue x = lw_in(cx, i);
