@@ -153,6 +153,10 @@ static inline size_t exec_ptr_slot(const void *p, size_t cap) {
  * level to just after the buffer's last use (exec_free_early.c); returns
  * how many moved. */
 int exec_free_early(MlirModule module, const char *entry);
+/* Takes out of each bufferization.dealloc at the entry's top level the
+ * buffers that can alias none of its other operands, each freed by a
+ * memref.dealloc of its own (exec_dealloc_split.c); returns how many. */
+int exec_split_entry_deallocs(MlirModule module, const char *entry);
 /* Copies of blocks of the entry's top-level ops that repeat (a model's
  * layers; exec_repeats.c): ops [first, end) of each, in order; `again` is
  * 0 for the first copy of a run, 1 for the others. Up to max; returns how

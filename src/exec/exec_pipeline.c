@@ -99,7 +99,12 @@ static const struct {
     {"eliminate-empty-tensors", "eliminate-empty-tensors"},
     {"one-shot-bufferize",
      "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"},
-    {"buffer-deallocation-pipeline", "buffer-deallocation-pipeline"},
+    /* upstream's buffer-deallocation-pipeline, in two: between them the
+     * entry's big dealloc is split (exec_dealloc_split.c) */
+    {"buffer-deallocation",
+     "expand-realloc{emit-deallocs=false},canonicalize,ownership-based-buffer-deallocation,canonicalize"},
+    {"buffer-deallocation-simplification",
+     "buffer-deallocation-simplification,bufferization-lower-deallocations,cse,canonicalize"},
     {"convert-bufferization-to-memref", "convert-bufferization-to-memref"},
     /* parallel dims as scf.parallel: exec_parallel.c splits the big ones */
     {"convert-linalg-to-loops", "func.func(convert-linalg-to-parallel-loops)"},
@@ -178,6 +183,11 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
     double t0 = exec_now_ms();
     o2m_status s = run_pass(module, lowering[i].pipeline, diag);
     record(times, lowering[i].name, exec_now_ms() - t0);
+    if (!s && strcmp(lowering[i].name, "buffer-deallocation") == 0) {
+      t0 = exec_now_ms();
+      exec_split_entry_deallocs(module, entry);
+      record(times, "dealloc split", exec_now_ms() - t0);
+    }
     /* on buffers, before the loops: the products tagged for BLAS, the
      * entry's buffers freed after their last use, then the entry cut into
      * parts */
