@@ -392,13 +392,12 @@ int exec_merge_parts(const char *entry, exec_part *parts, int n) {
   mlirOpPrintingFlagsUseLocalScope(flags);
   for (int i = 0; i < n; i++) {
     same_as[i] = i;
-    if (find_leading(parts[i].fn, &lead[i]) != 0) {
-      codes[i].failed = 1; /* kept apart */
-      continue;
+    int failed = find_leading(parts[i].fn, &lead[i]) != 0;
+    if (!failed) {
+      mask_leading(&lead[i], 1); /* compared without their values */
+      failed = code_of(parts[i].fn, flags, &codes[i]) != 0;
+      mask_leading(&lead[i], 0);
     }
-    mask_leading(&lead[i], 1); /* compared without their values */
-    int failed = code_of(parts[i].fn, flags, &codes[i]);
-    mask_leading(&lead[i], 0);
     if (failed) {
       codes[i].failed = 1; /* kept apart */
       continue;

@@ -769,7 +769,7 @@ o2m_status lw_lower_concat(lw_ctx *cx) {
   }
   if (n > CONCAT_CHAIN_MAX) return concat_as_one_op(cx, n, axis, out_type);
   MlirValue result = lw_empty_ix(cx, out_type, dims);
-  for (int i = 0; i < cx->node->n_inputs; i++) {
+  for (int i = 0; i < n; i++) {
     MlirValue x = lw_in(cx, i);
     lw_ix size = lw_ix_dim(cx, x, axis);
     result = lw_insert_slice(cx, x, result, offsets);
