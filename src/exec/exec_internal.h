@@ -70,12 +70,13 @@ typedef struct exec_blob {
   size_t size;
 } exec_blob;
 
-/* Optimises an LLVM module (default<O opt_level>) and generates
- * position-independent code for the host CPU and its features into *out;
- * 0, or -1 with a malloc'd *error. Touches nothing but mod and its
- * context, so units compile on threads of their own (the native target
- * initialised first). */
-int exec_llvm_object(struct LLVMOpaqueModule *mod, int opt_level, exec_blob *out, char **error);
+/* Optimises an LLVM module (default<O opt_level>, without LLVM's loop
+ * unrolling) and generates position-independent code for the host CPU and
+ * its features into *out, at code_level (0-3: instruction selection and
+ * register allocation, as llc's -O); 0, or -1 with a malloc'd *error.
+ * Touches nothing but mod and its context, so units compile on threads of
+ * their own (the native target initialised first). */
+int exec_llvm_object(struct LLVMOpaqueModule *mod, int opt_level, int code_level, exec_blob *out, char **error);
 /* Writes the blob to the file `path`; 0, or -1 when it cannot. */
 int exec_blob_write(const char *path, const exec_blob *b);
 
@@ -153,6 +154,11 @@ static inline size_t exec_ptr_slot(const void *p, size_t cap) {
  * level to just after the buffer's last use (exec_free_early.c); returns
  * how many moved. */
 int exec_free_early(MlirModule module, const char *entry);
+/* Moves each top-level memref.alloc of the entry down to its first use
+ * and each view to its first use, with a clone before every further
+ * top-level user (exec_near_use.c); returns how many ops moved or were
+ * made. */
+int exec_place_near_use(MlirModule module, const char *entry);
 /* Takes out of each bufferization.dealloc at the entry's top level the
  * buffers that can alias none of its other operands, each freed by a
  * memref.dealloc of its own (exec_dealloc_split.c); returns how many. */

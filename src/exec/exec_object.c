@@ -5,8 +5,12 @@
  * Owns: the lowering to the LLVM dialect with the calls of the runtime's
  * kernels (libonnx2mlir_rt, which the library links), cut into units on every core as for the
  * JIT (exec_outline.c, exec_units.c), the read-only runtime inputs,
- * LLVM's optimisation pipeline (default<On>) and position-independent
- * code generation for the host CPU and its features (like -march=native).
+ * LLVM's optimisation pipeline (default<On> without its loop unrolling:
+ * the vectoriser's interleaving stays; unrolling copied the scalar
+ * remainder of each vectorised loop up to 31 times, a third of a
+ * transformer's code and compile time, for no measured speed) and
+ * position-independent code generation for the host CPU and its features
+ * (like -march=native).
  * Nothing is printed: LLVM's errors come back as the status's message.
  */
 #include <stdio.h>
@@ -41,7 +45,7 @@ static void make_inputs_read_only(MlirOperation func, const exec_signature *sig)
   mlirOperationSetInherentAttributeByName(func, str("arg_attrs"), mlirArrayAttrGet(ctx, sig->n_args, attrs));
 }
 
-int exec_llvm_object(LLVMModuleRef mod, int opt_level, exec_blob *out, char **error) {
+int exec_llvm_object(LLVMModuleRef mod, int opt_level, int code_level, exec_blob *out, char **error) {
   out->data = NULL, out->size = 0, *error = NULL;
   char *triple = LLVMGetDefaultTargetTriple(), *message = NULL;
   LLVMTargetRef target;
@@ -54,7 +58,7 @@ int exec_llvm_object(LLVMModuleRef mod, int opt_level, exec_blob *out, char **er
   char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
   static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
                                                LLVMCodeGenLevelAggressive};
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, cpu, features, levels[opt_level], LLVMRelocPIC,
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, cpu, features, levels[code_level], LLVMRelocPIC,
                                                     LLVMCodeModelDefault);
   LLVMSetTarget(mod, triple);
   LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
@@ -65,6 +69,7 @@ int exec_llvm_object(LLVMModuleRef mod, int opt_level, exec_blob *out, char **er
   char pipeline[32];
   snprintf(pipeline, sizeof(pipeline), "default<O%d>", opt_level);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopUnrolling(po, 0);
   LLVMErrorRef ran = LLVMRunPasses(mod, pipeline, tm, po);
   LLVMDisposePassBuilderOptions(po);
   LLVMMemoryBufferRef buf = NULL;

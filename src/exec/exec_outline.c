@@ -10,8 +10,11 @@
  * runs of ops are cut into parts of about 1/n of the nested ops left to
  * compile. What a part reads
  * from before it becomes the part's arguments (constants are cloned in
- * instead) and what later ops read from it its results. A cut is never
- * made where a stack buffer (memref.alloca) would leave its part.
+ * instead; a copy of a layer takes one argument per role, a value the
+ * copies all read at the same uses, so the first layer, reading one start
+ * value where the others read two, has their code) and what later ops
+ * read from it its results. A cut is never made where a stack buffer
+ * (memref.alloca) would leave its part.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +111,82 @@ static MlirWalkResult scan_operands(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
+/* ---- the arguments of copies: one per role -------------------------------- */
+
+/* A use inside a part of a value from before it (not a constant), in the
+ * order of a walk of the part. */
+typedef struct site {
+  MlirOperation owner;
+  intptr_t operand;
+  MlirValue value;
+} site;
+
+typedef struct sites {
+  site *s;
+  int n, cap, failed;
+  const body *b;
+  const op_set *in;
+} sites;
+
+static MlirWalkResult collect_site(MlirOperation op, void *user) {
+  sites *u = user;
+  for (intptr_t k = 0, n = mlirOperationGetNumOperands(op); k < n && !u->failed; k++) {
+    MlirValue v = mlirOperationGetOperand(op, k);
+    MlirOperation top = defining_top(u->b, v);
+    if (!mlirOperationIsNull(top) && set_has(u->in, top)) continue;
+    if (mlirValueIsAOpResult(v) && exec_op_named(mlirOpResultGetOwner(v), "arith.constant")) continue;
+    if (u->n == u->cap) {
+      int cap = u->cap ? 2 * u->cap : 64;
+      site *grown = realloc(u->s, (size_t)cap * sizeof(*grown));
+      if (!grown) {
+        u->failed = 1;
+        break;
+      }
+      u->s = grown, u->cap = cap;
+    }
+    u->s[u->n++] = (site){op, k, v};
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* Roles of the copies of one layer: which uses read the same value in
+ * every copy. The first layer of a loop may read one value where the
+ * others read two (the start state twice), and its arguments, one per
+ * value, would differ from theirs; one argument per role instead (a value
+ * passed twice where it plays two) gives every copy the same function. */
+typedef struct roles {
+  int first_copy, n_copies; /* the run of copies, indices into `copies` */
+  int n_sites;
+  int *role; /* per use: its role, numbered in order of first use */
+  int n_roles;
+} roles;
+
+/* role[s]: the number of the role of use s, where uses s and t share a
+ * role when each copy reads one value at both. */
+static int find_roles(sites *per_copy, int n_copies, roles *r) {
+  int n = per_copy[0].n;
+  for (int c = 1; c < n_copies; c++)
+    if (per_copy[c].n != n) return -1;
+  int *first = malloc(((size_t)n + 1) * sizeof(*first)); /* each role's first use */
+  free(r->role);
+  r->role = malloc(((size_t)n + 1) * sizeof(*r->role));
+  if (!first || !r->role) return free(first), -1;
+  r->n_sites = n, r->n_roles = 0;
+  for (int s = 0; s < n; s++) {
+    int found = -1;
+    for (int k = 0; k < r->n_roles && found < 0; k++) {
+      int same = 1;
+      for (int c = 0; c < n_copies && same; c++)
+        same = mlirValueEqual(per_copy[c].s[first[k]].value, per_copy[c].s[s].value);
+      if (same) found = k;
+    }
+    if (found < 0) first[found = r->n_roles++] = s;
+    r->role[s] = found;
+  }
+  free(first);
+  return 0;
+}
+
 /* Whether any use of v is by an op whose top-level op is (inside = 1) or
  * is not (inside = 0) in the part. */
 static int used_where(const body *b, const op_set *in, MlirValue v, int inside) {
@@ -185,17 +264,59 @@ static int frees_from_before(const body *b, const op_set *in, int i) {
   return mlirOperationIsNull(def) || !set_has(in, def);
 }
 
-/* The part's ops (in `in`), arguments and results; -1 when out of memory. */
-static int scan_part(const body *b, op_set *in, part *p) {
+/* The ops of top-level ops [first, end) that move into the part, in `in`. */
+static void fill_in_set(const body *b, op_set *in, int first, int end) {
   memset(in->slots, 0, in->cap * sizeof(void *));
   /* constants stay in the entry: a part clones those it reads, so one
    * read by later parts does not become a result (a loop bound passed as
    * an argument) */
-  for (int i = p->first; i < p->end; i++)
+  for (int i = first; i < end; i++)
     if (!exec_op_named(b->ops[i], "memref.dealloc") && !exec_op_named(b->ops[i], "arith.constant"))
       set_add(in, b->ops[i]);
-  for (int i = p->first; i < p->end; i++)
+  for (int i = first; i < end; i++)
     if (exec_op_named(b->ops[i], "memref.dealloc") && !frees_from_before(b, in, i)) set_add(in, b->ops[i]);
+}
+
+/* The uses in top-level ops [first, end) of values from before them (the
+ * ops left in `in`); -1 when out of memory. */
+static int collect_sites(const body *b, op_set *in, int first, int end, sites *u) {
+  fill_in_set(b, in, first, end);
+  u->n = u->failed = 0, u->b = b, u->in = in;
+  for (int i = first; i < end && !u->failed; i++)
+    if (set_has(in, b->ops[i])) mlirOperationWalk(b->ops[i], collect_site, u, MlirWalkPreOrder);
+  return u->failed ? -1 : 0;
+}
+
+/* The roles of the run of copies holding copy c, found when its first
+ * copy is the part being made (later copies of the run then find them
+ * in r); r->role is NULL when there are none. */
+static void roles_for(const body *b, op_set *in, const exec_copy *copies, int n_copies, int c, roles *r) {
+  int run = c, end = c + 1;
+  while (run > 0 && copies[run].again) run--;
+  while (end < n_copies && copies[end].again) end++;
+  if (r->first_copy == run) return;
+  free(r->role);
+  r->role = NULL, r->first_copy = run, r->n_copies = end - run;
+  if (c != run || end - run < 2) return; /* the first copy went into a bigger part */
+  sites *per_copy = calloc((size_t)(end - run), sizeof(*per_copy));
+  int failed = !per_copy;
+  for (int k = run; k < end && !failed; k++)
+    failed = collect_sites(b, in, copies[k].first, copies[k].end, &per_copy[k - run]) != 0;
+  if (failed || find_roles(per_copy, end - run, r) != 0) free(r->role), r->role = NULL;
+  for (int k = 0; per_copy && k < end - run; k++) free(per_copy[k].s);
+  free(per_copy);
+}
+
+/* The copy that is exactly top-level ops [first, end), or -1. */
+static int copy_at(const exec_copy *copies, int n_copies, int first, int end) {
+  for (int k = 0; k < n_copies; k++)
+    if (copies[k].first == first && copies[k].end == end) return k;
+  return -1;
+}
+
+/* The part's ops (in `in`), arguments and results; -1 when out of memory. */
+static int scan_part(const body *b, op_set *in, part *p) {
+  fill_in_set(b, in, p->first, p->end);
   p->ins.n = p->outs.n = 0;
   part_scan scan = {b, in, &p->ins, 0};
   for (int i = p->first; i < p->end; i++)
@@ -239,22 +360,31 @@ static MlirWalkResult clone_constants(MlirOperation op, void *user) {
 }
 
 /* Moves the part into a new function `name` before the entry, called
- * where the part was; the function and its call. */
-static exec_part move_part(const body *b, op_set *in, const part *p, const char *name) {
+ * where the part was; the function and its call. Its arguments: one per
+ * value it reads from before it, or, for a copy of a layer (r and its
+ * uses `at` given), one per role; NULL fn when out of memory. */
+static exec_part move_part(const body *b, op_set *in, const part *p, const char *name, const roles *r,
+                           const sites *at) {
   MlirContext ctx = mlirOperationGetContext(b->func);
   MlirLocation loc = mlirOperationGetLocation(b->ops[p->first]);
-  MlirType *in_types = malloc(((size_t)p->ins.n + 1) * sizeof(MlirType));
+  int max_args = (r ? r->n_roles : p->ins.n) + 1;
+  MlirType *in_types = malloc((size_t)max_args * sizeof(MlirType));
   MlirType *out_types = malloc(((size_t)p->outs.n + 1) * sizeof(MlirType));
-  MlirLocation *locs = malloc(((size_t)p->ins.n + 1) * sizeof(MlirLocation));
-  MlirValue *args = malloc(((size_t)p->ins.n + 1) * sizeof(MlirValue));
+  MlirLocation *locs = malloc((size_t)max_args * sizeof(MlirLocation));
+  MlirValue *args = malloc((size_t)max_args * sizeof(MlirValue));
+  if (!in_types || !out_types || !locs || !args) {
+    free(in_types), free(out_types), free(locs), free(args);
+    return (exec_part){{NULL}, {NULL}};
+  }
   int n_args = 0;
-  for (int i = 0; i < p->ins.n; i++) {
+  for (int s = 0; r && s < r->n_sites; s++)
+    if (r->role[s] == n_args) args[n_args++] = at->s[s].value; /* roles are numbered by first use */
+  for (int i = 0; !r && i < p->ins.n; i++) {
     MlirValue v = p->ins.v[i];
     if (mlirValueIsAOpResult(v) && exec_op_named(mlirOpResultGetOwner(v), "arith.constant")) continue;
-    in_types[n_args] = mlirValueGetType(v);
-    locs[n_args] = loc;
     args[n_args++] = v;
   }
+  for (int a = 0; a < n_args; a++) in_types[a] = mlirValueGetType(args[a]), locs[a] = loc;
   for (int i = 0; i < p->outs.n; i++) out_types[i] = mlirValueGetType(p->outs.v[i]);
   MlirType fn_type = mlirFunctionTypeGet(ctx, n_args, in_types, p->outs.n, out_types);
   MlirBlock block = mlirBlockCreate(n_args, in_types, locs);
@@ -282,7 +412,9 @@ static exec_part move_part(const body *b, op_set *in, const part *p, const char 
 
   /* inside: the arguments instead of the values, then clones of the
    * constants */
-  for (int i = 0, a = 0; i < p->ins.n; i++) {
+  for (int s = 0; r && s < r->n_sites; s++)
+    mlirOperationSetOperand(at->s[s].owner, at->s[s].operand, mlirBlockGetArgument(block, r->role[s]));
+  for (int i = 0, a = 0; !r && i < p->ins.n; i++) {
     MlirValue v = p->ins.v[i];
     if (mlirValueIsAOpResult(v) && exec_op_named(mlirOpResultGetOwner(v), "arith.constant")) continue;
     replace_uses(b, in, v, mlirBlockGetArgument(block, a++), 1);
@@ -354,6 +486,8 @@ int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long m
   while (in.cap < 4 * (size_t)b.n) in.cap *= 2;
   in.slots = calloc(in.cap, sizeof(void *));
   part p = {0};
+  roles r = {-1, 0, 0, NULL, 0};
+  sites at = {0};
   int n_made = 0;
   long total = 0;
   if (!b.ops || !b.weight || !e.at || !made || !copies || !in.slots) goto done;
@@ -375,17 +509,25 @@ int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long m
   for (int k = 0; k < e.n; k++) {
     p.first = first, p.end = e.at[k];
     if (p.end <= p.first) continue;
+    int c = copy_at(copies, n_copies, p.first, p.end);
+    if (c >= 0) roles_for(&b, &in, copies, n_copies, c, &r);
     if (scan_part(&b, &in, &p) != 0) break;
     if (p.end != b.n && leaves_stack_buffer(&p)) continue; /* cut later */
+    /* a copy's uses, to give it one argument per role */
+    int by_role = c >= 0 && r.role && collect_sites(&b, &in, p.first, p.end, &at) == 0 && at.n == r.n_sites;
     char name[300];
     snprintf(name, sizeof(name), "%s_part%d", entry, n_made);
-    made[n_made++] = move_part(&b, &in, &p, name);
+    made[n_made] = move_part(&b, &in, &p, name, by_role ? &r : NULL, &at);
+    if (mlirOperationIsNull(made[n_made].fn)) break; /* out of memory: the rest stays in the entry */
+    n_made++;
     first = p.end;
   }
   out->calls = n_made;
   out->functions = n_made;
   if (n_copies) out->functions = exec_merge_parts(entry, made, n_made);
 done:
+  free(r.role);
+  free(at.s);
   free(p.ins.v);
   free(p.outs.v);
   free(in.slots);

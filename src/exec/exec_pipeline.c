@@ -189,8 +189,8 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
       record(times, "dealloc split", exec_now_ms() - t0);
     }
     /* on buffers, before the loops: the products tagged for BLAS, the
-     * entry's buffers freed after their last use, then the entry cut into
-     * parts */
+     * entry's buffers freed after their last use and made at their first,
+     * then the entry cut into parts */
     if (!s && strcmp(lowering[i].name, "convert-bufferization-to-memref") == 0) {
       if (blas_calls) {
         t0 = exec_now_ms();
@@ -201,6 +201,9 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
         t0 = exec_now_ms();
         exec_free_early(module, entry);
         record(times, "free after last use", exec_now_ms() - t0);
+        t0 = exec_now_ms();
+        exec_place_near_use(module, entry);
+        record(times, "buffers and views near use", exec_now_ms() - t0);
         t0 = exec_now_ms();
         exec_outlined outlined;
         exec_outline_entry(module, entry, parts, EXEC_MIN_OUTLINED_OPS, &outlined);

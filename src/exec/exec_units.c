@@ -237,18 +237,22 @@ static int has_loop(LLVMModuleRef mod) {
   return 0;
 }
 
-/* The level a unit is optimised at: the one asked for where it has loops
- * (what vectorisation and unrolling work on); at most 1 for straight-line
- * code (the entry's calls of its parts, kernel calls, views), where the
- * higher levels find nothing more to do and only take time. */
-static int unit_opt_level(LLVMModuleRef mod, int requested) {
-  return requested > 1 && !has_loop(mod) ? 1 : requested;
+/* The levels a unit is optimised and generated at: those asked for where
+ * it has loops (what vectorisation, scheduling and register allocation
+ * work on); for straight-line code (the entry's calls of its parts,
+ * kernel calls, views) at most O1 and code at O0 (fast instruction
+ * selection and register allocation), where the higher levels find
+ * nothing more to do and only take time. */
+static void unit_levels(LLVMModuleRef mod, int requested, int *opt_level, int *code_level) {
+  int loops = has_loop(mod);
+  *opt_level = requested > 1 && !loops ? 1 : requested;
+  *code_level = loops ? requested : 0;
 }
 
 typedef struct unit {
   LLVMContextRef ctx;
   LLVMModuleRef mod;
-  int opt_level;
+  int opt_level, code_level;
   exec_blob object;
   char *error;
 } unit;
@@ -267,7 +271,8 @@ static void *compile_units(void *user) {
     int u = w->next < w->n ? w->next++ : -1;
     pthread_mutex_unlock(&w->lock);
     if (u < 0) return NULL;
-    exec_llvm_object(w->units[u].mod, w->units[u].opt_level, &w->units[u].object, &w->units[u].error);
+    unit *t = &w->units[u];
+    exec_llvm_object(t->mod, t->opt_level, t->code_level, &t->object, &t->error);
   }
 }
 
@@ -305,7 +310,7 @@ o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_leve
     s = o2m_fail(diag, O2M_ERR_INTERNAL, "the JIT module has no _mlir_ciface_%s", entry);
   double t1 = exec_now_ms();
   for (int u = 0; u < n_units && !s; u++) {
-    units[u].opt_level = unit_opt_level(units[u].mod, opt_level);
+    unit_levels(units[u].mod, opt_level, &units[u].opt_level, &units[u].code_level);
     if (times) times->units_at_level[units[u].opt_level]++;
   }
   work w = {units, s ? 0 : n_units, 0, PTHREAD_MUTEX_INITIALIZER};
