@@ -18,6 +18,10 @@ convolutions, as deployed models have it).
   ssdlite.onnx       torchvision SSDlite320 (MobileNetV3-Large, 91 classes) with
                      its post-processing (a block per class, NMS): about 3500
                      nodes, input [3,320,320]; outputs boxes, scores, labels
+  raft_small.onnx    torchvision RAFT-small (optical flow: correlation pyramid,
+                     GridSample lookups, a convolutional GRU) with 6 flow
+                     updates, about 940 nodes; its two images side by side in
+                     one input [1,6,128,128]; output the last flow [1,2,128,128]
   <name>_x.npy       the inputs
 
 Usage: make_torchvision_models.py OUTDIR   (with /usr/bin/python3)
@@ -74,6 +78,17 @@ class Detector(torch.nn.Module):
         return r["boxes"], r["scores"], r["labels"]
 
 
+class FlowPair(torch.nn.Module):
+    """RAFT takes two images: here one input holds both, in its channels."""
+
+    def __init__(self, model, updates):
+        super().__init__()
+        self.model, self.updates = model, updates
+
+    def forward(self, x):
+        return self.model(x[:, :3], x[:, 3:], num_flow_updates=self.updates)[-1]
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "bench/out"
     os.makedirs(out, exist_ok=True)
@@ -99,6 +114,9 @@ def main():
     torch.manual_seed(0)
     ssd = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
     export(Detector(ssd), (3, 320, 320), out, "ssdlite")
+    torch.manual_seed(0)
+    raft = torchvision.models.optical_flow.raft_small(weights=None)
+    export(FlowPair(raft, 6), (1, 6, 128, 128), out, "raft_small")
 
 
 if __name__ == "__main__":

@@ -119,12 +119,8 @@ static const struct {
     {"convert-math-to-libm", "convert-math-to-libm"},
     /* buffers from the runtime's allocator (rt_alloc.c), which keeps them for the next call */
     {"finalize-memref-to-llvm", "finalize-memref-to-llvm{use-generic-functions=true}"},
-    {"convert-arith-to-llvm", "convert-arith-to-llvm"},
-    {"convert-index-to-llvm", "convert-index-to-llvm"},
-    {"convert-complex-to-llvm", "convert-complex-to-llvm"},
-    {"convert-cf-to-llvm", "convert-cf-to-llvm"},
-    {"convert-func-to-llvm", "convert-func-to-llvm"},
-    {"convert-ub-to-llvm", "convert-ub-to-llvm"},
+    /* the other dialects in one conversion (one walk of the module, not six) */
+    {"convert-to-llvm", "convert-to-llvm{filter-dialects=arith,index,complex,cf,func,ub}"},
     {"reconcile-unrealized-casts", "reconcile-unrealized-casts"},
 };
 
