@@ -10,7 +10,8 @@
 # (torchvision SSDlite320, ~3500 nodes; the target: at most 5 s).
 # Models: the run benchmark's (make_run_models.py) and, with Debian's PyTorch,
 # the torchvision ones, the layered encoders, the detector, RAFT-small
-# (GridSample, a recurrent update block; make_torchvision_models.py) and a
+# (GridSample, a recurrent update block), a CRNN-style OCR recognizer with a
+# dynamic width (make_torchvision_models.py) and a
 # PyTorch-quantized QDQ ResNet18 (make_quant_models.py). The other
 # target, none above 1.5 s, is the "over 1.5 s" line.
 #   usage: bench/compile_bench.sh [BUILD_DIR] [R]   (default: build 3; files in bench/out)
@@ -25,9 +26,10 @@ mkdir -p "$out"
 models="resnet_small encoder_small"
 [ -f "$out/encoder_small.onnx" ] || /usr/bin/python3 bench/make_run_models.py "$out" >/dev/null
 if /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
-  [ -f "$out/ssdlite.onnx" ] && [ -f "$out/raft_small.onnx" ] || /usr/bin/python3 bench/make_torchvision_models.py "$out" >/dev/null
+  [ -f "$out/ssdlite.onnx" ] && [ -f "$out/raft_small.onnx" ] && [ -f "$out/ocr_crnn.onnx" ] ||
+    /usr/bin/python3 bench/make_torchvision_models.py "$out" >/dev/null
   [ -f "$out/qdq_resnet18.onnx" ] || /usr/bin/python3 bench/make_quant_models.py "$out" >/dev/null
-  models="$models resnet18 mobilenet_v2 squeezenet bert_encoder vit_small encoder_l2 encoder_l24 ssdlite raft_small qdq_resnet18"
+  models="$models resnet18 mobilenet_v2 squeezenet bert_encoder vit_small encoder_l2 encoder_l24 ssdlite raft_small ocr_crnn qdq_resnet18"
 fi
 if [ ! -f bench/node_modules/onnxruntime-node/package.json ]; then
   (cd bench && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)

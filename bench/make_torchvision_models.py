@@ -22,6 +22,10 @@ convolutions, as deployed models have it).
                      GridSample lookups, a convolutional GRU) with 6 flow
                      updates, about 940 nodes; its two images side by side in
                      one input [1,6,128,128]; output the last flow [1,2,128,128]
+  ocr_crnn.onnx      a CRNN-style text recognizer (convolutions over a line 32
+                     pixels high, a bidirectional LSTM along its width, 97 class
+                     scores per column), the width a dynamic dim; input
+                     [1,3,32,256], output [1,64,97]
   <name>_x.npy       the inputs
 
 Usage: make_torchvision_models.py OUTDIR   (with /usr/bin/python3)
@@ -53,7 +57,7 @@ class Encoder(torch.nn.Module):
         return self.encoder(x)
 
 
-def export(model, shape, out, name):
+def export(model, shape, out, name, dynamic_axes=None):
     torch.manual_seed(0)
     model.eval()
     x = torch.from_numpy(np.random.default_rng(1).standard_normal(shape, dtype=np.float32))
@@ -61,7 +65,7 @@ def export(model, shape, out, name):
     # with gradients on: PyTorch's fused inference kernel of the encoder layer
     # (taken under no_grad) has no ONNX export
     torch.onnx.export(model, (x,), path, input_names=["input"], output_names=["output"],
-                      opset_version=OPSET, do_constant_folding=True)
+                      opset_version=OPSET, do_constant_folding=True, dynamic_axes=dynamic_axes)
     np.save(os.path.join(out, name + "_x.npy"), x.numpy())
     print(f"wrote {path} and {name}_x.npy {list(shape)}")
 
@@ -76,6 +80,29 @@ class Detector(torch.nn.Module):
     def forward(self, x):
         r = self.model([x])[0]
         return r["boxes"], r["scores"], r["labels"]
+
+
+class CRNN(torch.nn.Module):
+    """A CRNN-style text recognizer (as OCR pipelines' recognition stage):
+    convolutions over a line 32 pixels high, a bidirectional LSTM along its
+    width, class scores per column."""
+
+    def __init__(self, classes=97):
+        super().__init__()
+        c = torch.nn
+        self.features = c.Sequential(
+            c.Conv2d(3, 32, 3, padding=1), c.ReLU(), c.MaxPool2d(2),
+            c.Conv2d(32, 64, 3, padding=1), c.ReLU(), c.MaxPool2d(2),
+            c.Conv2d(64, 128, 3, padding=1), c.BatchNorm2d(128), c.ReLU(),
+            c.Conv2d(128, 128, 3, padding=1), c.ReLU(), c.MaxPool2d((2, 1)),
+            c.Conv2d(128, 192, 3, padding=1), c.BatchNorm2d(192), c.ReLU(), c.MaxPool2d((4, 1)))
+        self.rnn = c.LSTM(192, 96, bidirectional=True, batch_first=True)
+        self.head = c.Linear(192, classes)
+
+    def forward(self, x):
+        f = self.features(x).squeeze(2).permute(0, 2, 1)
+        y, _ = self.rnn(f)
+        return self.head(y).log_softmax(-1)
 
 
 class FlowPair(torch.nn.Module):
@@ -117,6 +144,8 @@ def main():
     torch.manual_seed(0)
     raft = torchvision.models.optical_flow.raft_small(weights=None)
     export(FlowPair(raft, 6), (1, 6, 128, 128), out, "raft_small")
+    torch.manual_seed(0)
+    export(CRNN(), (1, 3, 32, 256), out, "ocr_crnn", {"input": {3: "width"}, "output": {1: "steps"}})
 
 
 if __name__ == "__main__":
