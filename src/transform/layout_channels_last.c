@@ -9,13 +9,18 @@
  *
  *   - a value that has an NHWC twin keeps it for every consumer that can
  *     take it: the ops of `agnostic` below (elementwise: their inputs
- *     permuted alike, a constant operand of one element as it is, a 4-D
- *     one transposed), Concat on the channels (axis 3 then), and
- *     GlobalAveragePool (ReduceMean over axes 1, 2);
+ *     permuted alike, an operand of one element as it is, another of
+ *     known dims, 4-D or of a lower rank that broadcasts, transposed),
+ *     Concat on the channels (axis 3 then),
+ *     GlobalAveragePool (ReduceMean over axes 1, 2), and ReduceMean, Sum,
+ *     Max and Min that keep their dims, over given axes (each moved to
+ *     its place channels last: an InstanceNormalization's statistics);
  *   - a 4-D value without a twin that such a consumer reads gets one
  *     Transpose (perm [0, 2, 3, 1]), shared by all;
  *   - a value still read in NCHW (by any other op, a subgraph, or as a
  *     graph output) is made from its twin by one Transpose back;
+ *   - either way a Reshape where the dims other than 1 keep their order
+ *     (a [1, C, 1, 1] scale): the elements stay where they are;
  *   - a Relu or Clip (constant bounds) that alone reads a convolution's
  *     output becomes its activation, and an Add of that output and a
  *     twin its Z (then a Relu or Clip after the Add too), as onnxruntime's
@@ -65,6 +70,16 @@ static const o2m_tensor *known(const o2m_value *v) {
 static int static_4d(const o2m_value *v) {
   int64_t dims[4];
   return v && xk_rank(v) == 4 && XK_STATIC_DIMS(v, dims);
+}
+
+/* v's dims as a 4-D operand broadcasts them (ones in front of a lower
+ * rank), when all are known and its rank is at most 4. */
+static int padded_dims(const o2m_value *v, int64_t *dims) {
+  int rank = xk_rank(v);
+  int64_t own[4];
+  if (rank < 0 || rank > 4 || (rank > 0 && !XK_STATIC_DIMS(v, own))) return 0;
+  for (int k = 0; k < 4; k++) dims[k] = k < 4 - rank ? 1 : own[k - (4 - rank)];
+  return 1;
 }
 
 /* ---- what converts ----------------------------------------------------------------- */
@@ -120,6 +135,29 @@ static int library_pool(const o2m_node *n) {
          static_4d(n->inputs[0]) && static_4d(n->outputs[0]) && k && k->count == 2 && explicit_pads(n);
 }
 
+/* Reductions that keep a 4-D value 4-D whatever the layout. */
+static const char *const reductions[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", NULL};
+
+/* The axes (0..3, NCHW) of a reduction with keepdims that names them (an
+ * attribute, or a constant input from opset 18 on); their count, or 0
+ * when n is no such reduction. */
+static int reduce_axes(const o2m_node *n, int64_t *axes) {
+  int reduction = 0;
+  for (int i = 0; reductions[i] && !reduction; i++) reduction = is_op(n, reductions[i]);
+  const o2m_attr *keep = o2m_node_attr(n, "keepdims");
+  if (!reduction || (keep && keep->i != 1) || n->n_inputs < 1) return 0;
+  const o2m_attr *attr = o2m_node_attr(n, "axes");
+  const o2m_tensor *given = n->n_inputs > 1 ? known(n->inputs[1]) : NULL;
+  int count = attr ? attr->count : given ? (int)given->count : 0;
+  if (count < 1 || count > 4 || (n->n_inputs > 1 && n->inputs[1] && !given)) return 0;
+  for (int k = 0; k < count; k++) {
+    int64_t a = attr ? attr->ints[k] : o2m_tensor_get_int(given, k);
+    if (a < -4 || a > 3) return 0;
+    axes[k] = a < 0 ? a + 4 : a;
+  }
+  return count;
+}
+
 /* Which input positions of a converting node read twins (the others:
  * constants, as they are or transposed). */
 static int reads_twin(const layout *l, const o2m_node *n, int i) {
@@ -129,8 +167,9 @@ static int reads_twin(const layout *l, const o2m_node *n, int i) {
 
 /* Whether n can run channels last given which of its inputs will have
  * twins: a library Conv always; an agnostic op when one input will and
- * every other is 4-D static or a constant; Concat on the channels and
- * GlobalAveragePool of a twin. */
+ * every other is of one element or of known dims (rank 4 at most);
+ * Concat on the channels, GlobalAveragePool and the reductions that keep
+ * their dims, of a twin. */
 static int can_convert(layout *l, const o2m_node *n) {
   if (library_conv(n) || library_qconv(l, n)) return 1;
   int any_twin = 0;
@@ -139,7 +178,8 @@ static int can_convert(layout *l, const o2m_node *n) {
   if (!any_twin) return 0;
   if (is_op(n, "MaxPool")) return library_pool(n);
   if (n->n_outputs != 1 || !n->outputs[0] || !static_4d(n->outputs[0])) return 0;
-  if (is_op(n, "GlobalAveragePool")) return 1;
+  int64_t axes[4];
+  if (is_op(n, "GlobalAveragePool") || reduce_axes(n, axes)) return 1;
   if (is_op(n, "Concat")) {
     const o2m_attr *axis = o2m_node_attr(n, "axis");
     if (!axis || (axis->i != 1 && axis->i != -3)) return 0;
@@ -148,10 +188,10 @@ static int can_convert(layout *l, const o2m_node *n) {
     return 1;
   }
   if (!is_agnostic(n)) return 0;
+  int64_t dims[4];
   for (int i = 0; i < n->n_inputs; i++) {
     const o2m_value *v = n->inputs[i];
-    if (!v || fact(l, v)->will_twin || one_element(v) || (known(v) && static_4d(v))) continue;
-    if (!static_4d(v)) return 0;
+    if (v && !fact(l, v)->will_twin && !one_element(v) && !padded_dims(v, dims)) return 0;
   }
   return 1;
 }
@@ -238,11 +278,30 @@ static void analyse(layout *l, const o2m_graph *g) {
 
 static const int64_t to_last[4] = {0, 2, 3, 1}, to_first[4] = {0, 3, 1, 2};
 
-/* v's twin, made by a Transpose (once) when it has none. */
+/* Whether moving dims by perm keeps the order of those not of size 1 (a
+ * [1, C, 1, 1] scale, a per-image statistic): then the elements stay in
+ * place and a Reshape does it. */
+static int order_kept(const int64_t *dims, const int64_t *perm) {
+  int64_t last = -1;
+  for (int k = 0; k < 4; k++) {
+    if (dims[perm[k]] == 1) continue;
+    if (perm[k] < last) return 0;
+    last = perm[k];
+  }
+  return 1;
+}
+
+/* v's twin, made (once) when it has none: a Reshape where the elements
+ * stay in place, else a Transpose (of v made 4-D where its rank is lower). */
 static o2m_value *twin_of(layout *l, o2m_value *v) {
   value_fact *f = fact(l, v);
-  if (!f->twin) f->twin = xk_transpose(&l->rw, v, to_last, 4);
-  return f->twin;
+  int64_t dims[4], shape[4];
+  if (f->twin) return f->twin;
+  if (!padded_dims(v, dims)) return f->twin = xk_transpose(&l->rw, v, to_last, 4);
+  for (int k = 0; k < 4; k++) shape[k] = dims[to_last[k]];
+  if (order_kept(dims, to_last)) return f->twin = xk_reshape(&l->rw, v, shape, 4);
+  o2m_value *v4 = xk_rank(v) == 4 ? v : xk_reshape(&l->rw, v, dims, 4);
+  return f->twin = xk_transpose(&l->rw, v4, to_last, 4);
 }
 
 /* Records t as v's twin; makes v from it when something reads v in NCHW. */
@@ -251,6 +310,11 @@ static o2m_status set_twin(layout *l, o2m_value *v, o2m_value *t) {
   value_fact *f = fact(l, v);
   f->twin = t;
   if (!f->needs_nchw) return O2M_OK;
+  int64_t dims[4];
+  if (static_4d(v) && padded_dims(v, dims) && order_kept(dims, to_last)) { /* the elements in place: a Reshape */
+    o2m_value *in[2] = {t, o2m_rw_const_ints(&l->rw, dims, 4)};
+    return in[1] ? o2m_rw_node_into(&l->rw, "Reshape", 2, in, 1, &v, NULL, 0) : xk_failed(&l->rw);
+  }
   o2m_attr perm = o2m_rw_attr_ints(&l->rw, "perm", to_first, 4);
   return o2m_rw_node_into(&l->rw, "Transpose", 1, &t, 1, &v, &perm, 1);
 }
@@ -290,7 +354,7 @@ static o2m_status convert_conv(layout *l, o2m_node *conv) {
   int kind = act ? activation_of(act, &lo, &hi) : 0;
   if (kind) attrs[n_attrs++] = o2m_rw_attr_string(&l->rw, "activation", kind == 1 ? "Relu" : "Clip");
   if (kind == 2) {
-    o2m_attr p = {"activation_params", O2M_ATTR_FLOATS};
+    o2m_attr p = {.name = "activation_params", .type = O2M_ATTR_FLOATS};
     float *v = o2m_arena_array(&l->rw.model->arena, 2, sizeof(float));
     if (!v) return o2m_fail(l->rw.diag, O2M_ERR_NOMEM, "out of memory");
     v[0] = lo, v[1] = hi;
@@ -339,8 +403,13 @@ static o2m_status convert_other(layout *l, o2m_node *n) {
   o2m_value *out;
   if (is_op(n, "MaxPool")) return convert_pool(l, n);
   if (library_qconv(l, n)) return convert_qconv(l, n);
+  int64_t axes[4];
+  int n_axes = reduce_axes(n, axes);
   if (is_op(n, "GlobalAveragePool")) {
     out = xk_reduce(rw, "ReduceMean", twin_of(l, n->inputs[0]), (const int64_t[]){1, 2}, 2, 1);
+  } else if (n_axes) {
+    for (int k = 0; k < n_axes; k++) axes[k] = to_first[axes[k]]; /* where NCHW's dim lies channels last */
+    out = xk_reduce(rw, n->op_type, twin_of(l, n->inputs[0]), axes, n_axes, 1);
   } else if (is_op(n, "Concat")) {
     o2m_value **ins = o2m_arena_array(&rw->model->arena, (size_t)n->n_inputs + 1, sizeof(o2m_value *));
     if (!ins) return o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
