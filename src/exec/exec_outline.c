@@ -155,7 +155,7 @@ static MlirWalkResult collect_site(MlirOperation op, void *user) {
  * value, would differ from theirs; one argument per role instead (a value
  * passed twice where it plays two) gives every copy the same function. */
 typedef struct roles {
-  int first_copy, n_copies; /* the run of copies, indices into `copies` */
+  int first_copy; /* the run's first copy, an index into `copies` */
   int n_sites;
   int *role; /* per use: its role, numbered in order of first use */
   int n_roles;
@@ -296,7 +296,7 @@ static void roles_for(const body *b, op_set *in, const exec_copy *copies, int n_
   while (end < n_copies && copies[end].again) end++;
   if (r->first_copy == run) return;
   free(r->role);
-  r->role = NULL, r->first_copy = run, r->n_copies = end - run;
+  r->role = NULL, r->first_copy = run;
   if (c != run || end - run < 2) return; /* the first copy went into a bigger part */
   sites *per_copy = calloc((size_t)(end - run), sizeof(*per_copy));
   int failed = !per_copy;
@@ -486,7 +486,7 @@ int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long m
   while (in.cap < 4 * (size_t)b.n) in.cap *= 2;
   in.slots = calloc(in.cap, sizeof(void *));
   part p = {0};
-  roles r = {-1, 0, 0, NULL, 0};
+  roles r = {-1, 0, NULL, 0};
   sites at = {0};
   int n_made = 0;
   long total = 0;
