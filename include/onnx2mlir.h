@@ -183,6 +183,14 @@ typedef struct o2m_compile_options {
    * it was at compile time, then on the system's path (a .o then needs
    * -lonnx2mlir_rt when linked). */
   int shared_runtime;
+  /* The CPU the code is for: NULL or "native" this machine's, with its
+   * features (as -march=native); else a name the library deploys to:
+   * x86-64, x86-64-v2, x86-64-v3 (AVX2), x86-64-v4 (AVX-512), haswell,
+   * skylake-avx512, cascadelake, icelake-server, sapphirerapids,
+   * graniterapids, znver2..znver5; on aarch64 generic, neoverse-n1, -n2,
+   * -v1, -v2, apple-m1. The runtime's kernels choose their code as they
+   * load, whatever this says. */
+  const char *cpu;
 } o2m_compile_options;
 
 /* Compiles the model's main graph, dynamic dims kept dynamic, weights

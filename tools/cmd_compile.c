@@ -11,8 +11,8 @@
 static const char compile_help[] =
     "usage: onnx2mlir compile MODEL -o LIB.so|LIB.o [--header FILE.h] [--name NAME]\n"
     "                             [--weights FILE] [--runtime static|shared] [-O LEVEL]\n"
-    "                             [--data-dir DIR] [--inputs DIR]\n\n"
-    "Compiles an ONNX model for this machine's CPU into a shared library (.so) or\n"
+    "                             [--cpu NAME] [--data-dir DIR] [--inputs DIR]\n\n"
+    "Compiles an ONNX model for this machine's CPU (or --cpu's) into a shared library (.so) or\n"
     "a relocatable object (.o) with a C ABI. Dynamic dims stay dynamic: the\n"
     "library takes any batch size. The weights are compiled in (or written to --weights FILE).\n\n"
     "  -o LIB         the library to write (.so) or object (.o)\n"
@@ -30,6 +30,12 @@ static const char compile_help[] =
     "                 missing; TopK, NonMaxSuppression) is linked into LIB, one file;\n"
     "                 shared: LIB needs libonnx2mlir_rt.so.0 (beside LIB, where it was\n"
     "                 at compile time, or on the system's path)\n"
+    "  --cpu NAME     the CPU the library will run on (default native: this one, all\n"
+    "                 its features): x86-64-v3 (AVX2) or x86-64-v4 (AVX-512) for any\n"
+    "                 such machine, or a core (skylake-avx512, icelake-server,\n"
+    "                 sapphirerapids, znver4, neoverse-v1, ...; a wrong one is\n"
+    "                 refused with the list). The runtime's kernels pick their code\n"
+    "                 when they load, on any CPU\n"
     "  --data-dir DIR where the model's external data lives\n"
     "  --inputs DIR   specialise to the inputs DIR/input_<i>.pb, as import does: their\n"
     "                 shapes become fixed, and inputs read only as parameters (Resize's\n"
@@ -40,7 +46,7 @@ static const char compile_help[] =
 
 int cmd_compile(int argc, char **argv) {
   const char *model_path = NULL, *data_dir = NULL, *level = NULL, *inputs_dir = NULL, *runtime = NULL;
-  o2m_compile_options co = {NULL, NULL, NULL, 0, NULL, NULL, 0};
+  o2m_compile_options co = {0};
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
       fputs(compile_help, stdout);
@@ -56,6 +62,8 @@ int cmd_compile(int argc, char **argv) {
       if (!runtime || (strcmp(runtime, "static") != 0 && strcmp(runtime, "shared") != 0))
         return cli_usage_error("compile", "--runtime takes static or shared");
       co.shared_runtime = strcmp(runtime, "shared") == 0;
+    } else if (cli_flag_value(argc, argv, &i, "--cpu", &co.cpu)) {
+      if (!co.cpu || !*co.cpu) return cli_usage_error("compile", "--cpu needs a CPU name (native, x86-64-v3, ...)");
     } else if (cli_flag_value(argc, argv, &i, "--name", &co.name)) {
       if (!co.name) return cli_usage_error("compile", "--name needs a C identifier");
     } else if (cli_flag_value(argc, argv, &i, "--inputs", &inputs_dir)) {

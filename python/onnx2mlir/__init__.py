@@ -123,14 +123,16 @@ class Model(_Handle):
             lib.o2m_model_free(handle)
         return data if bytecode else data.decode()
 
-    def compile(self, output, header=None, name="model", opt_level=2):
+    def compile(self, output, header=None, name="model", opt_level=2, cpu=None):
         """Compiles the model into a shared library (output ending in .so) or
         an object (.o) with a C ABI, dynamic dims kept dynamic, and writes its
-        C header to `header` when given (see `onnx2mlir compile --help`)."""
+        C header to `header` when given; `cpu` names the CPU it will run on
+        (None: this machine's; see `onnx2mlir compile --help`)."""
         if opt_level not in (0, 1, 2, 3):
             raise ValueError("opt_level takes 0, 1, 2 or 3")
         options = _capi.CompileOptions(os.fsencode(output), os.fsencode(header) if header else None,
-                                       name.encode(), -1 if opt_level == 0 else opt_level, None, None, 0)
+                                       name.encode(), -1 if opt_level == 0 else opt_level, None, None, 0,
+                                       cpu.encode() if cpu else None)
         handle = self._load()
         d = _diag()
         try:

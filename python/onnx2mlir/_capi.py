@@ -44,7 +44,7 @@ class RunConfig(ctypes.Structure):
 class CompileOptions(ctypes.Structure):
     _fields_ = [("output", ctypes.c_char_p), ("header", ctypes.c_char_p), ("name", ctypes.c_char_p),
                 ("opt_level", ctypes.c_int), ("cc", ctypes.c_char_p), ("weights", ctypes.c_char_p),
-                ("shared_runtime", ctypes.c_int)]
+                ("shared_runtime", ctypes.c_int), ("cpu", ctypes.c_char_p)]
 
 
 class SessionOptions(ctypes.Structure):

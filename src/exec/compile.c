@@ -319,6 +319,8 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
                     output ? output : "");
   if (!is_identifier(name) || strlen(name) > 64)
     return o2m_fail(diag, O2M_ERR_USAGE, "the name '%s' is no C identifier (up to 64 characters)", name);
+  o2m_status cpu_ok = exec_check_cpu(options->cpu, diag);
+  if (cpu_ok) return cpu_ok;
   const char *cc = options && options->cc ? options->cc : getenv("CC");
   if (!cc || !*cc) cc = "cc";
   int opt_level = options && options->opt_level >= 1 && options->opt_level <= 3 ? options->opt_level : 2;
@@ -363,7 +365,7 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
   exec_blob objects[EXEC_MAX_UNITS];
   const char *object_files[EXEC_MAX_UNITS];
   int n_objects = 0;
-  if (!s) s = o2m_exec_write_objects(module, plan.entry, opt_level, objects, &n_objects, &arena, &sig, diag);
+  if (!s) s = o2m_exec_write_objects(module, plan.entry, options->cpu, opt_level, objects, &n_objects, &arena, &sig, diag);
   if (!mlirModuleIsNull(module)) mlirModuleDestroy(module);
   mlirContextDestroy(mc);
   for (int i = 0; i < n_objects; i++) {

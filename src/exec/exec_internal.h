@@ -71,12 +71,16 @@ typedef struct exec_blob {
 } exec_blob;
 
 /* Optimises an LLVM module (default<O opt_level>, without LLVM's loop
- * unrolling) and generates position-independent code for the host CPU and
- * its features into *out, at code_level (0-3: instruction selection and
+ * unrolling) and generates position-independent code for `cpu` (NULL:
+ * the host CPU and its features) into *out, at code_level (0-3: instruction selection and
  * register allocation, as llc's -O); 0, or -1 with a malloc'd *error.
  * Touches nothing but mod and its context, so units compile on threads of
  * their own (the native target initialised first). */
-int exec_llvm_object(struct LLVMOpaqueModule *mod, int opt_level, int code_level, exec_blob *out, char **error);
+int exec_llvm_object(struct LLVMOpaqueModule *mod, const char *cpu, int opt_level, int code_level, exec_blob *out, char **error);
+/* Whether `cpu` names a CPU `compile --cpu` knows for this host's
+ * architecture (exec_object.c's table; NULL and "native": the host's);
+ * a usage error listing the known names if not. */
+o2m_status exec_check_cpu(const char *cpu, o2m_diag *diag);
 /* Writes the blob to the file `path`; 0, or -1 when it cannot. */
 int exec_blob_write(const char *path, const exec_blob *b);
 
@@ -90,19 +94,20 @@ int exec_parts_for(int threads);
  * lowered to the LLVM dialect, has; 0 when it cannot be split. */
 int exec_count_parts(MlirModule module, const char *entry);
 /* Compiles such a module as one unit per part and one for the rest, on
- * n_threads threads (exec_units.c): objects[0..*n_objects) (malloc'd
- * data, the caller's), the first defining `_mlir__mlir_ciface_<entry>`
+ * n_threads threads (exec_units.c) for `cpu` (NULL: the host's):
+ * objects[0..*n_objects) (malloc'd data, the caller's), the first defining `_mlir__mlir_ciface_<entry>`
  * (packed_fn). The module is translated, not changed or destroyed. */
-o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_level, int n_threads, exec_blob *objects,
-                              int *n_objects, o2m_compile_times *times, o2m_diag *diag);
+o2m_status exec_compile_units(MlirModule module, const char *entry, const char *cpu, int opt_level, int n_threads,
+                              exec_blob *objects, int *n_objects, o2m_compile_times *times, o2m_diag *diag);
 
 /* Reads @entry's signature into `sig`, makes its runtime inputs
  * read-only, lowers the module to the LLVM dialect (products in loops,
- * no BLAS) and compiles it to position-independent objects for the host
- * CPU (LLVM at opt_level 0..3), objects[0..*n_objects) with malloc'd
+ * no BLAS) and compiles it to position-independent objects for `cpu`
+ * (NULL: the host's; LLVM at opt_level 0..3), objects[0..*n_objects) with malloc'd
  * data, the caller's. The module is changed, not destroyed. */
-o2m_status o2m_exec_write_objects(MlirModule module, const char *entry, int opt_level, exec_blob *objects,
-                                  int *n_objects, o2m_arena *arena, exec_signature *sig, o2m_diag *diag);
+o2m_status o2m_exec_write_objects(MlirModule module, const char *entry, const char *cpu, int opt_level,
+                                  exec_blob *objects, int *n_objects, o2m_arena *arena, exec_signature *sig,
+                                  o2m_diag *diag);
 
 /* ---- MLIR diagnostics ---------------------------------------------- */
 

@@ -163,7 +163,7 @@ o2m_status o2m_exec_compile(MlirModule module, const char *entry, const o2m_exec
   /* parts (made for the cores, or for repeated layers): a unit each, each
    * at its own opt level; else one unit through the ExecutionEngine */
   if (!s && exec_count_parts(module, e->entry) > 1) {
-    s = exec_compile_units(module, e->entry, opt_level, cores, objects, &n_objects, &e->times, diag);
+    s = exec_compile_units(module, e->entry, NULL, opt_level, cores, objects, &n_objects, &e->times, diag);
     if (!s) s = load_units(e, objects, n_objects, diag);
   } else if (!s) {
     s = create_engine(e, module, opt_level, dir && key, diag);

@@ -10,7 +10,7 @@
  * remainder of each vectorised loop up to 31 times, a third of a
  * transformer's code and compile time, for no measured speed) and
  * position-independent code generation for the host CPU and its features
- * (like -march=native).
+ * (like -march=native) or for a CPU named from a table (`compile --cpu`).
  * Nothing is printed: LLVM's errors come back as the status's message.
  */
 #include <stdio.h>
@@ -45,7 +45,36 @@ static void make_inputs_read_only(MlirOperation func, const exec_signature *sig)
   mlirOperationSetInherentAttributeByName(func, str("arg_attrs"), mlirArrayAttrGet(ctx, sig->n_args, attrs));
 }
 
-int exec_llvm_object(LLVMModuleRef mod, int opt_level, int code_level, exec_blob *out, char **error) {
+/* The CPUs `compile --cpu` takes, by the architecture of the host's
+ * triple: LLVM's generic levels and the server cores users deploy to (an
+ * unknown name would make LLVM print a warning and guess). */
+static const struct {
+  const char *arch, *cpu;
+} known_cpus[] = {
+    {"x86_64", "x86-64"},         {"x86_64", "x86-64-v2"},      {"x86_64", "x86-64-v3"},
+    {"x86_64", "x86-64-v4"},      {"x86_64", "haswell"},        {"x86_64", "skylake-avx512"},
+    {"x86_64", "cascadelake"},    {"x86_64", "icelake-server"}, {"x86_64", "sapphirerapids"},
+    {"x86_64", "graniterapids"},  {"x86_64", "znver2"},         {"x86_64", "znver3"},
+    {"x86_64", "znver4"},         {"x86_64", "znver5"},         {"aarch64", "generic"},
+    {"aarch64", "neoverse-n1"},   {"aarch64", "neoverse-n2"},   {"aarch64", "neoverse-v1"},
+    {"aarch64", "neoverse-v2"},   {"aarch64", "apple-m1"},
+};
+
+o2m_status exec_check_cpu(const char *cpu, o2m_diag *diag) {
+  if (!cpu || strcmp(cpu, "native") == 0) return O2M_OK;
+  char *triple = LLVMGetDefaultTargetTriple(), names[512] = "native";
+  int found = 0;
+  for (size_t i = 0; i < sizeof(known_cpus) / sizeof(known_cpus[0]); i++) {
+    if (strncmp(triple, known_cpus[i].arch, strlen(known_cpus[i].arch)) != 0) continue;
+    found |= strcmp(cpu, known_cpus[i].cpu) == 0;
+    snprintf(names + strlen(names), sizeof(names) - strlen(names), ", %s", known_cpus[i].cpu);
+  }
+  LLVMDisposeMessage(triple);
+  return found ? O2M_OK : o2m_fail(diag, O2M_ERR_USAGE, "unknown CPU '%s' (this host's architecture knows %s)", cpu, names);
+}
+
+int exec_llvm_object(LLVMModuleRef mod, const char *cpu_name, int opt_level, int code_level, exec_blob *out,
+                     char **error) {
   out->data = NULL, out->size = 0, *error = NULL;
   char *triple = LLVMGetDefaultTargetTriple(), *message = NULL;
   LLVMTargetRef target;
@@ -55,10 +84,12 @@ int exec_llvm_object(LLVMModuleRef mod, int opt_level, int code_level, exec_blob
     LLVMDisposeMessage(message);
     return -1;
   }
-  char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+  int host = !cpu_name || strcmp(cpu_name, "native") == 0;
+  char *cpu = host ? LLVMGetHostCPUName() : NULL, *features = host ? LLVMGetHostCPUFeatures() : NULL;
   static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
                                                LLVMCodeGenLevelAggressive};
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, cpu, features, levels[code_level], LLVMRelocPIC,
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, host ? cpu : cpu_name, host ? features : "",
+                                                    levels[code_level], LLVMRelocPIC,
                                                     LLVMCodeModelDefault);
   LLVMSetTarget(mod, triple);
   LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
@@ -89,8 +120,7 @@ int exec_llvm_object(LLVMModuleRef mod, int opt_level, int code_level, exec_blob
   if (buf) LLVMDisposeMemoryBuffer(buf);
   LLVMDisposeTargetMachine(tm);
   LLVMDisposeMessage(triple);
-  LLVMDisposeMessage(cpu);
-  LLVMDisposeMessage(features);
+  if (host) LLVMDisposeMessage(cpu), LLVMDisposeMessage(features);
   return *error ? -1 : 0;
 }
 
@@ -101,8 +131,9 @@ int exec_blob_write(const char *path, const exec_blob *b) {
   return fclose(f) != 0 || bad ? -1 : 0;
 }
 
-o2m_status o2m_exec_write_objects(MlirModule module, const char *entry, int opt_level, exec_blob *objects,
-                                  int *n_objects, o2m_arena *arena, exec_signature *sig, o2m_diag *diag) {
+o2m_status o2m_exec_write_objects(MlirModule module, const char *entry, const char *cpu, int opt_level,
+                                  exec_blob *objects, int *n_objects, o2m_arena *arena, exec_signature *sig,
+                                  o2m_diag *diag) {
   *n_objects = 0;
   if (opt_level < 0 || opt_level > 3) opt_level = 2;
   o2m_status s = exec_read_signature(module, entry, arena, sig, diag);
@@ -111,5 +142,5 @@ o2m_status o2m_exec_write_objects(MlirModule module, const char *entry, int opt_
   int threads = exec_compile_threads();
   int calls = 0; /* the runtime's kernels, whichever the running process finds */
   if ((s = exec_lower_to_llvm(module, entry, exec_parts_for(threads), EXEC_KERNELS_ALL, &calls, NULL, diag))) return s;
-  return exec_compile_units(module, entry, opt_level, threads, objects, n_objects, NULL, diag);
+  return exec_compile_units(module, entry, cpu, opt_level, threads, objects, n_objects, NULL, diag);
 }

@@ -252,6 +252,7 @@ static void unit_levels(LLVMModuleRef mod, int requested, int *opt_level, int *c
 typedef struct unit {
   LLVMContextRef ctx;
   LLVMModuleRef mod;
+  const char *cpu;
   int opt_level, code_level;
   exec_blob object;
   char *error;
@@ -272,12 +273,12 @@ static void *compile_units(void *user) {
     pthread_mutex_unlock(&w->lock);
     if (u < 0) return NULL;
     unit *t = &w->units[u];
-    exec_llvm_object(t->mod, t->opt_level, t->code_level, &t->object, &t->error);
+    exec_llvm_object(t->mod, t->cpu, t->opt_level, t->code_level, &t->object, &t->error);
   }
 }
 
-o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_level, int n_threads, exec_blob *objects,
-                              int *n_objects, o2m_compile_times *times, o2m_diag *diag) {
+o2m_status exec_compile_units(MlirModule module, const char *entry, const char *cpu, int opt_level, int n_threads,
+                              exec_blob *objects, int *n_objects, o2m_compile_times *times, o2m_diag *diag) {
   *n_objects = 0;
   int n_parts = exec_count_parts(module, entry);
   if (n_parts < 2) n_parts = 0;                           /* one unit: the whole module */
@@ -310,6 +311,7 @@ o2m_status exec_compile_units(MlirModule module, const char *entry, int opt_leve
     s = o2m_fail(diag, O2M_ERR_INTERNAL, "the JIT module has no _mlir_ciface_%s", entry);
   double t1 = exec_now_ms();
   for (int u = 0; u < n_units && !s; u++) {
+    units[u].cpu = cpu;
     unit_levels(units[u].mod, opt_level, &units[u].opt_level, &units[u].code_level);
     if (times) times->units_at_level[units[u].opt_level]++;
   }

@@ -36,3 +36,9 @@ try:
     config.available_features.add("blas")
 except OSError:
     pass
+
+# "x86_64": tests that name x86 CPUs (compile --cpu)
+import platform
+
+if platform.machine() == "x86_64":
+    config.available_features.add("x86_64")
