@@ -163,7 +163,7 @@ o2m_status o2m_model_import_to_buffer(o2m_model *model, const o2m_import_options
 
 typedef struct o2m_compile_options {
   /* The file to write: a shared library (NAME.so) or a relocatable object
-   * (NAME.o) for this machine's CPU, exporting only NAME_run,
+   * (NAME.o) for this machine's CPU (or `cpu`'s), exporting only NAME_run,
    * NAME_free_outputs, NAME_input_name and NAME_output_name. */
   const char *output;
   const char *header; /* where to write the C header declaring them (NULL: none) */

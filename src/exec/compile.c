@@ -344,7 +344,7 @@ o2m_status o2m_model_compile(o2m_model *model, const o2m_compile_options *option
   const char *header = workdir_file(&w, header_name), *wrapper = workdir_file(&w, "wrapper.c");
   const char *built = workdir_file(&w, ends_with(output, ".o") ? "library.o" : "library.so");
   o2m_arena arena = {0};
-  compile_plan plan = {name, model->path, "main", 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, 0};
+  compile_plan plan = {name, model->path, "main", 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, options->cpu};
   char weights_at[4096];
   if (options->weights) {
     if (!absolute_path(options->weights, weights_at, sizeof(weights_at)))

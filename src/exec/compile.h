@@ -35,6 +35,7 @@ typedef struct compile_plan {
    * bytes, then the blob), mapped from this path at the first call. */
   const char *weights_file;
   uint64_t weights_id; /* the blob's hash, in the file's header and the library */
+  const char *cpu;     /* the CPU the code is for (NULL: this machine's) */
 } compile_plan;
 
 /* The weights file's header: COMPILE_WEIGHTS_MAGIC (16 bytes), the id

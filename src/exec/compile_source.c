@@ -82,7 +82,10 @@ static void describe(FILE *out, int i, const compile_tensor *t) {
 int compile_write_header(FILE *out, const compile_plan *p) {
   fprintf(out, "/* %s.h - the C interface of the model ", p->name);
   comment_text(out, p->model_path);
-  fprintf(out, ",\n * compiled by onnx2mlir %s for this machine's CPU.\n *\n", O2M_VERSION_STRING);
+  if (p->cpu && strcmp(p->cpu, "native") != 0)
+    fprintf(out, ",\n * compiled by onnx2mlir %s for CPU %s.\n *\n", O2M_VERSION_STRING, p->cpu);
+  else
+    fprintf(out, ",\n * compiled by onnx2mlir %s for this machine's CPU.\n *\n", O2M_VERSION_STRING);
   fprintf(out, " * Inputs, in this order:\n");
   for (int i = 0; i < p->n_inputs; i++) describe(out, i, &p->inputs[i]);
   fprintf(out, " * Outputs, in this order:\n");

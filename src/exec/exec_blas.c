@@ -9,8 +9,12 @@
  * weight calls oneDNN's packed matmul instead. For the JIT the calls go
  * to the kernels this process found (BLAS, oneDNN); for a library to all
  * of them (EXEC_KERNELS_ALL: its runtime finds its own, loops without).
+ * A product right after a zero fill of its C overwrites C instead (the
+ * kernels' accumulate argument 0) and the fill goes: one pass less over C
+ * and, in oneDNN, no sum.
  * Also upstream's im2col transform of TOSA's NHWC convolutions.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +38,8 @@ typedef struct products {
   int n;
   MlirOperation ops[MAX_CALLS];
   const char *calls[MAX_CALLS]; /* call_of(ops[i]) */
+  MlirOperation fills[MAX_CALLS]; /* the zero fill of ops[i]'s C just before it, or null */
+  MlirOperation last_fill;        /* the walk's latest linalg.fill */
 } products;
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -130,23 +136,43 @@ static const char *call_of(MlirOperation op, exec_kernels kernels) {
   return NULL;
 }
 
+/* Whether `fill` is a linalg.fill of float +0 into the buffer `c`, the op
+ * just before `product` (so nothing reads the zeros but the product). */
+static int zero_fill_of(MlirOperation fill, MlirOperation product, MlirValue c) {
+  if (mlirOperationIsNull(fill) || mlirOperationGetNumOperands(fill) != 2 ||
+      !mlirOperationEqual(mlirOperationGetNextInBlock(fill), product) ||
+      !mlirValueEqual(mlirOperationGetOperand(fill, 1), c))
+    return 0;
+  MlirValue value = mlirOperationGetOperand(fill, 0);
+  if (!mlirValueIsAOpResult(value) || !exec_op_named(mlirOpResultGetOwner(value), "arith.constant")) return 0;
+  MlirAttribute zero = mlirOperationGetAttributeByName(mlirOpResultGetOwner(value), str("value"));
+  return !mlirAttributeIsNull(zero) && mlirAttributeIsAFloat(zero) && mlirFloatAttrGetValueDouble(zero) == 0.0 &&
+         !signbit(mlirFloatAttrGetValueDouble(zero));
+}
+
 static MlirWalkResult find_products(MlirOperation op, void *user) {
   products *t = user;
+  if (exec_op_named(op, "linalg.fill")) t->last_fill = op;
   const char *call = t->n < MAX_CALLS ? call_of(op, t->kernels) : NULL;
-  if (call) t->ops[t->n] = op, t->calls[t->n++] = call;
+  if (call) {
+    int zeroed = zero_fill_of(t->last_fill, op, mlirOperationGetOperand(op, 2));
+    t->fills[t->n] = zeroed ? t->last_fill : (MlirOperation){NULL};
+    t->ops[t->n] = op, t->calls[t->n++] = call;
+  }
   return MlirWalkResultAdvance;
 }
 
-/* Declares `func.func private @name(types) {llvm.emit_c_interface}` once. */
-/* `declared` lists the names declared so far (MAX_KERNELS at most). */
-enum { MAX_KERNELS = 8 };
+/* Declares `func.func private @name(types) {llvm.emit_c_interface}` (A, B,
+ * C and the accumulate flag) once. `declared` lists the names declared so
+ * far (MAX_KERNELS at most). */
+enum { MAX_KERNELS = 8, KERNEL_ARGS = 4 };
 static void declare(MlirModule module, const char *name, MlirType *types, const char **declared) {
   int n = 0;
   while (n < MAX_KERNELS && declared[n] && strcmp(declared[n], name) != 0) n++;
   if (n == MAX_KERNELS || declared[n]) return;
   declared[n] = name;
   MlirContext ctx = mlirModuleGetContext(module);
-  MlirType fn = mlirFunctionTypeGet(ctx, 3, types, 0, NULL);
+  MlirType fn = mlirFunctionTypeGet(ctx, KERNEL_ARGS, types, 0, NULL);
   MlirNamedAttribute attrs[4] = {
       mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("sym_name")), mlirStringAttrGet(ctx, str(name))),
       mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("sym_visibility")), mlirStringAttrGet(ctx, str("private"))),
@@ -238,8 +264,8 @@ o2m_status exec_lower_blas_calls(MlirModule module, exec_kernels kernels, int *c
     }
     MlirLocation loc = mlirOperationGetLocation(op);
     MlirBlock block = mlirOperationGetBlock(op);
-    MlirValue args[3];
-    MlirType types[3];
+    MlirValue args[KERNEL_ARGS];
+    MlirType types[KERNEL_ARGS];
     for (int k = 0; k < 3; k++) {
       MlirValue v = mlirOperationGetOperand(op, k);
       int rank_k = (int)mlirShapedTypeGetRank(mlirValueGetType(v));
@@ -252,11 +278,22 @@ o2m_status exec_lower_blas_calls(MlirModule module, exec_kernels kernels, int *c
       mlirBlockInsertOwnedOperationBefore(block, op, cast);
       args[k] = mlirOperationGetResult(cast, 0);
     }
+    /* accumulate: 0 when a zero fill just before is all C held (the fill goes) */
+    types[3] = mlirIntegerTypeGet(ctx, 64);
+    MlirAttribute flag = mlirIntegerAttrGet(types[3], mlirOperationIsNull(t->fills[i]) ? 1 : 0);
+    MlirNamedAttribute value = mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("value")), flag);
+    MlirOperationState cst = mlirOperationStateGet(str("arith.constant"), loc);
+    mlirOperationStateAddAttributes(&cst, 1, &value);
+    mlirOperationStateAddResults(&cst, 1, &types[3]);
+    MlirOperation constant = mlirOperationCreate(&cst);
+    mlirBlockInsertOwnedOperationBefore(block, op, constant);
+    args[3] = mlirOperationGetResult(constant, 0);
+    if (!mlirOperationIsNull(t->fills[i])) mlirOperationDestroy(t->fills[i]);
     declare(module, fn, types, declared);
     MlirNamedAttribute callee =
         mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("callee")), mlirFlatSymbolRefAttrGet(ctx, str(fn)));
     MlirOperationState st = mlirOperationStateGet(str("func.call"), loc);
-    mlirOperationStateAddOperands(&st, 3, args);
+    mlirOperationStateAddOperands(&st, KERNEL_ARGS, args);
     mlirOperationStateAddAttributes(&st, 1, &callee);
     mlirBlockInsertOwnedOperationBefore(block, op, mlirOperationCreate(&st));
     mlirOperationDestroy(op);

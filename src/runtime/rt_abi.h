@@ -25,7 +25,9 @@
 
 /* float32 products (rt_blas.c): C [M, N] += A [M, K] B [K, N]; batched
  * (a leading batch dim on all three); C += A W^T for W [N, K]; and the
- * im2col product C [n] += A [n] W^T of an NHWC convolution. */
+ * im2col product C [n] += A [n] W^T of an NHWC convolution. Each takes
+ * (A, B, C, i64 accumulate): 1 adds to C, 0 overwrites it (C = A B, for
+ * a C that was only zero-filled: the fill is dropped). */
 #define O2M_SGEMM_CALL "o2m_sgemm"
 #define O2M_SGEMM_BATCHED_CALL "o2m_sgemm_batched"
 #define O2M_SGEMM_BT_CALL "o2m_sgemm_bt"

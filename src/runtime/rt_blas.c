@@ -27,8 +27,12 @@ enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 typedef void (*sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
                          int lda, const float *b, int ldb, float beta, float *c, int ldc);
 
+typedef void (*sgemv_fn)(int order, int trans, int m, int n, float alpha, const float *a, int lda, const float *x,
+                         int inc_x, float beta, float *y, int inc_y);
+
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 static sgemm_fn sgemm;
+static sgemv_fn sgemv; /* a one-row product: OpenBLAS's sgemm would pack all of B for it */
 
 /* OpenBLAS picks its kernels by the CPU's model name, which virtual
  * machines often hide ("Intel Xeon Processor"): it then falls back to its
@@ -55,6 +59,7 @@ static void find_blas(void) {
   void (*set_threads)(int) = (void (*)(int))(uintptr_t)dlsym(lib, "openblas_set_num_threads");
   if (set_threads) set_threads(1); /* one thread, as the rest of the generated code */
   sgemm = (sgemm_fn)(uintptr_t)dlsym(lib, "cblas_sgemm");
+  sgemv = (sgemv_fn)(uintptr_t)dlsym(lib, "cblas_sgemv");
 }
 
 int o2m_rt_blas_available(void) {
@@ -83,54 +88,76 @@ static int blas_layout(int64_t rows, int64_t cols, int64_t row_stride, int64_t c
 
 enum { PARALLEL_MACS = 1 << 18 }; /* below, one thread does it faster than a fork */
 
-/* C += A B for one matrix of each (pointers at element 0, strides in
- * elements). */
+/* C = beta C + A B for one matrix of each (pointers at element 0, strides
+ * in elements; beta 1, or 0: C's old values are not read). */
 void o2m_rt_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
-                    const int64_t *sb, float *c, const int64_t *sc) {
-  if (m == 0 || n == 0 || k == 0) return;
+                 const int64_t *sb, float beta, float *c, const int64_t *sc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) { /* nothing to add: C stays, or is 0 */
+    for (int64_t i = 0; i < m && beta == 0; i++)
+      for (int64_t j = 0; j < n; j++) c[i * sc[0] + j * sc[1]] = 0;
+    return;
+  }
   /* a large product on several threads: oneDNN's sgemm, on the OpenMP pool */
-  if (m * n * k >= PARALLEL_MACS && o2m_rt_call_threads() > 1 && rt_dnnl_gemm(m, n, k, a, sa, b, sb, c, sc)) return;
+  if (m * n * k >= PARALLEL_MACS && o2m_rt_call_threads() > 1 && rt_dnnl_gemm(m, n, k, a, sa, b, sb, beta, c, sc))
+    return;
   o2m_rt_blas_available(); /* finds BLAS at the first product (a library's first call) */
   int ta, tb, lda, ldb;
   if (sgemm && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && sc[1] == 1 && sc[0] >= n &&
       sc[0] <= INT32_MAX && blas_layout(m, k, sa[0], sa[1], &ta, &lda) && blas_layout(k, n, sb[0], sb[1], &tb, &ldb)) {
-    sgemm(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0f, a, lda, b, ldb, 1.0f, c, (int)sc[0]);
+    if (m == 1 && sgemv && sa[1] >= 1 && sa[1] <= INT32_MAX) /* c = B^T a: B [k, n], or W [n, k] read as is */
+      sgemv(ROW_MAJOR, tb == NO_TRANS ? TRANS : NO_TRANS, tb == NO_TRANS ? (int)k : (int)n,
+            tb == NO_TRANS ? (int)n : (int)k, 1.0f, b, ldb, a, (int)sa[1], beta, c, 1);
+    else
+      sgemm(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0f, a, lda, b, ldb, beta, c, (int)sc[0]);
     return;
   }
-  for (int64_t i = 0; i < m; i++)
+  for (int64_t i = 0; i < m; i++) {
+    if (beta == 0)
+      for (int64_t j = 0; j < n; j++) c[i * sc[0] + j * sc[1]] = 0;
     for (int64_t p = 0; p < k; p++) {
       float x = a[i * sa[0] + p * sa[1]];
       for (int64_t j = 0; j < n; j++) c[i * sc[0] + j * sc[1]] += x * b[p * sb[0] + j * sb[1]];
     }
+  }
 }
 
-static void rt_sgemm(memref2 *a, memref2 *b, memref2 *c) {
+static float beta_of(int64_t accumulate) { return accumulate ? 1.0f : 0.0f; }
+
+static void rt_sgemm(memref2 *a, memref2 *b, memref2 *c, int64_t accumulate) {
   o2m_rt_gemm(c->sizes[0], c->sizes[1], a->sizes[1], a->aligned + a->offset, a->strides, b->aligned + b->offset,
-       b->strides, c->aligned + c->offset, c->strides);
+              b->strides, beta_of(accumulate), c->aligned + c->offset, c->strides);
 }
 
-/* C += A W^T: W [N, K] read as B [K, N] through swapped strides. */
-static void rt_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) {
+/* C (+)= A W^T: W [N, K] read as B [K, N] through swapped strides. */
+static void rt_sgemm_bt(memref2 *a, memref2 *w, memref2 *c, int64_t accumulate) {
   const int64_t sb[2] = {w->strides[1], w->strides[0]};
   o2m_rt_gemm(c->sizes[0], c->sizes[1], a->sizes[1], a->aligned + a->offset, a->strides, w->aligned + w->offset, sb,
-       c->aligned + c->offset, c->strides);
+              beta_of(accumulate), c->aligned + c->offset, c->strides);
 }
 
-/* C [n] += A [n] W^T for each n: A [N, M, K], W [F, K], C [N, M, F] (the
+/* C [n] (+)= A [n] W^T for each n: A [N, M, K], W [F, K], C [N, M, F] (the
  * product upstream's convert_conv2d_to_img2col makes of an NHWC
  * convolution). */
-static void rt_sgemm_nbt(memref3 *a, memref2 *w, memref3 *c) {
+static void rt_sgemm_nbt(memref3 *a, memref2 *w, memref3 *c, int64_t accumulate) {
   const int64_t sb[2] = {w->strides[1], w->strides[0]};
   for (int64_t i = 0; i < c->sizes[0]; i++)
     o2m_rt_gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
-         w->aligned + w->offset, sb, c->aligned + c->offset + i * c->strides[0], c->strides + 1);
+                w->aligned + w->offset, sb, beta_of(accumulate), c->aligned + c->offset + i * c->strides[0],
+                c->strides + 1);
 }
 
-static void rt_sgemm_batched(memref3 *a, memref3 *b, memref3 *c) {
+/* C [i] (+)= A [i] B [i]: oneDNN's batched matmul where it is, else one
+ * product per batch. */
+static void rt_sgemm_batched(memref3 *a, memref3 *b, memref3 *c, int64_t accumulate) {
+  if (rt_dnnl_batched_gemm(c->sizes[0], c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset, a->strides,
+                           b->aligned + b->offset, b->strides, beta_of(accumulate), c->aligned + c->offset,
+                           c->strides))
+    return;
   for (int64_t i = 0; i < c->sizes[0]; i++)
     o2m_rt_gemm(c->sizes[1], c->sizes[2], a->sizes[2], a->aligned + a->offset + i * a->strides[0], a->strides + 1,
-         b->aligned + b->offset + i * b->strides[0], b->strides + 1, c->aligned + c->offset + i * c->strides[0],
-         c->strides + 1);
+                b->aligned + b->offset + i * b->strides[0], b->strides + 1, beta_of(accumulate),
+                c->aligned + c->offset + i * c->strides[0], c->strides + 1);
 }
 
 int rt_blas_symbols(o2m_rt_symbol *out) {
@@ -142,8 +169,10 @@ int rt_blas_symbols(o2m_rt_symbol *out) {
 }
 
 #ifdef O2M_RT_EXPORTS /* libonnx2mlir_rt: the names the generated code calls (rt_abi.h) */
-void _mlir_ciface_o2m_sgemm(memref2 *a, memref2 *b, memref2 *c) { rt_sgemm(a, b, c); }
-void _mlir_ciface_o2m_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) { rt_sgemm_bt(a, w, c); }
-void _mlir_ciface_o2m_sgemm_nbt(memref3 *a, memref2 *w, memref3 *c) { rt_sgemm_nbt(a, w, c); }
-void _mlir_ciface_o2m_sgemm_batched(memref3 *a, memref3 *b, memref3 *c) { rt_sgemm_batched(a, b, c); }
+void _mlir_ciface_o2m_sgemm(memref2 *a, memref2 *b, memref2 *c, int64_t acc) { rt_sgemm(a, b, c, acc); }
+void _mlir_ciface_o2m_sgemm_bt(memref2 *a, memref2 *w, memref2 *c, int64_t acc) { rt_sgemm_bt(a, w, c, acc); }
+void _mlir_ciface_o2m_sgemm_nbt(memref3 *a, memref2 *w, memref3 *c, int64_t acc) { rt_sgemm_nbt(a, w, c, acc); }
+void _mlir_ciface_o2m_sgemm_batched(memref3 *a, memref3 *b, memref3 *c, int64_t acc) {
+  rt_sgemm_batched(a, b, c, acc);
+}
 #endif

@@ -12,7 +12,8 @@
  * model is freed
  * (o2m_rt_release); the executor names the model it runs around each
  * call (o2m_rt_set_owner). A call without a named model builds and
- * frees them every time. oneDNN runs on GNU OpenMP's pool with the call's
+ * frees them every time. Batched products of two activations (attention's)
+ * keep a primitive per shape and no operand. oneDNN runs on GNU OpenMP's pool with the call's
  * thread count (rt_threads.c); a primitive is built for one count. Large
  * products of the runtime's (rt_blas.c) go to its threaded sgemm when a
  * call has several threads.
@@ -91,12 +92,22 @@ static int omp_threads(int n) {
   return was;
 }
 
-/* The same for a kernel, with the call's thread count (rt_threads.c):
- * oneDNN found first (at a library's first call), so that its first
- * primitive gets the count too. */
-static int call_threads(void) {
+/* The threads a primitive of `work` multiply-adds runs on: the call's
+ * (rt_threads.c), no more than one per 16 grains of the split loops
+ * (rt_parallel.c; 512Ki multiply-adds by default, about 10 microseconds
+ * of one core: a thread with less work mostly waits at the join), at
+ * least one. A primitive is built for its count (KEY_THREADS). */
+static int op_threads(int64_t work) {
+  int64_t n = o2m_rt_call_threads(), per_thread = 16 * o2m_rt_parallel_grain();
+  int64_t worth = work / per_thread;
+  return (int)(worth < 1 ? 1 : worth < n ? worth : n);
+}
+
+/* The same for a kernel: oneDNN found first (at a library's first call),
+ * so that its first primitive gets the count too. */
+static int call_threads(int64_t work) {
   o2m_rt_dnnl_available();
-  return omp_threads(o2m_rt_call_threads());
+  return omp_threads(op_threads(work));
 }
 
 static void threads_back(int was) {
@@ -420,9 +431,10 @@ static void rt_conv(memref4 *x, memref4 *w, memref1 *b, memref4 *z, memref4 *y, 
     xp = xd;
   }
   const float *bp = p[P_HAS_BIAS] ? (const float *)b->aligned + b->offset : NULL;
-  int threads = call_threads();
+  int64_t macs = elements(y) * w->sizes[1] * w->sizes[2] * w->sizes[3];
+  int threads = call_threads(macs);
   int64_t key[KEY_WORDS] = {0};
-  key[KEY_THREADS] = o2m_rt_call_threads();
+  key[KEY_THREADS] = op_threads(macs);
   memcpy(key, p, sizeof(int64_t) * P_COUNT);
   key[P_SITE] = (int64_t)(uintptr_t)(w->aligned + w->offset); /* a site per weights */
   memcpy(key + P_COUNT, x->sizes, sizeof(int64_t) * 4);
@@ -499,12 +511,13 @@ static void rt_pool(memref4 *x, memref4 *y, memref1 *params) {
     if (xd) copy_dense(x, xd);
     xp = xd;
   }
-  int threads = call_threads();
+  int64_t compares = elements(y) * p[Q_KERNEL] * p[Q_KERNEL + 1];
+  int threads = call_threads(compares);
   int64_t key[KEY_WORDS] = {0};
   memcpy(key, p, sizeof(int64_t) * Q_COUNT);
   key[0] = 0; /* pools of the same shapes and params share a site */
   key[KEY_WORDS - 1] = -1; /* no convolution's key ends so */
-  key[KEY_THREADS] = o2m_rt_call_threads();
+  key[KEY_THREADS] = op_threads(compares);
   memcpy(key + Q_COUNT, x->sizes, sizeof(int64_t) * 4);
   int owned = 0, done = 0;
   kernel_site *s = xp && o2m_rt_dnnl_available() ? find_site(key, build_pool_site, p, x, NULL, y, &owned) : NULL;
@@ -711,15 +724,16 @@ int rt_dnnl_qmatmul(const rt_qmatmul_call *c) {
 
 typedef RT_F32_MEMREF(2) memref2;
 
-enum { M_KIND, M_B, M_M, M_N, M_K, M_SA, M_SB = M_SA + 2, M_SC = M_SB + 2, M_COUNT = M_SC + 2 };
+enum { M_KIND, M_B, M_M, M_N, M_K, M_SA, M_SB = M_SA + 2, M_SC = M_SB + 2, M_ACC = M_SC + 2, M_COUNT };
+_Static_assert((int)M_COUNT <= (int)KEY_THREADS, "a product's key fits a site's");
 
 static int strided_desc(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
   dnnl_dims_t dims = {rows, cols}, strides = {row_stride, col_stride};
   return p_dnnl_memory_desc_init_by_strides(md, 2, dims, dnnl_f32, strides) == dnnl_success;
 }
 
-/* key: the kind, B's address, M, N, K and the strides of A, B (as
- * [K, N]) and C; `w` carries B's data. */
+/* key: the kind, B's address, M, N, K, the strides of A, B (as [K, N])
+ * and C, and whether C is added to; `w` carries B's data. */
 static int build_matmul_site(kernel_site *s, const int64_t *k, const memref4 *x, const memref4 *w, const memref4 *y) {
   (void)x, (void)y, (void)w;
   dnnl_memory_desc_t a_md, b_md, b_any, c_md;
@@ -735,7 +749,7 @@ static int build_matmul_site(kernel_site *s, const int64_t *k, const memref4 *x,
   dnnl_primitive_desc_t pd = NULL;
   int ok = p_dnnl_matmul_desc_init(&md, &a_md, &b_any, NULL, &c_md) == dnnl_success &&
            p_dnnl_primitive_attr_create(&attr) == dnnl_success && p_dnnl_post_ops_create(&ops) == dnnl_success &&
-           p_dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success && /* C += A B */
+           (!k[M_ACC] || p_dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success) && /* C += A B */
            p_dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success &&
            p_dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) == dnnl_success;
   if (ops) p_dnnl_post_ops_destroy(ops);
@@ -774,20 +788,22 @@ static int worth_packing(int64_t m, int64_t n, int64_t k) {
   return ok;
 }
 
-/* C [M, N] += A [M, K] B, B [K, N] given by its strides (sb); B is the
+/* C [M, N] (+)= A [M, K] B, B [K, N] given by its strides (sb); B is the
  * model's (a weight), packed once per loaded model. */
-static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
+static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c, int64_t accumulate) {
   int64_t key[KEY_WORDS] = {0};
   key[M_KIND] = -2; /* a convolution's key starts with its weights' address (>= 0), a pool's ends with -1 */
-  key[KEY_THREADS] = o2m_rt_call_threads();
   key[M_B] = (int64_t)(uintptr_t)b;
   key[M_M] = c->sizes[0], key[M_N] = c->sizes[1], key[M_K] = a->sizes[1];
   memcpy(key + M_SA, a->strides, 2 * sizeof(int64_t));
   memcpy(key + M_SB, sb, 2 * sizeof(int64_t));
   memcpy(key + M_SC, c->strides, 2 * sizeof(int64_t));
+  key[M_ACC] = accumulate != 0;
+  int64_t macs = key[M_M] * key[M_N] * key[M_K];
+  key[KEY_THREADS] = op_threads(macs);
   float *ap = a->aligned + a->offset, *cp = c->aligned + c->offset;
   if (key[M_M] == 0 || key[M_N] == 0) return;
-  int threads = call_threads();
+  int threads = call_threads(macs);
   int owned = 0, done = 0;
   kernel_site *s = NULL;
   if (key[M_K] && current_owner && o2m_rt_dnnl_available() && (site_exists(key) || worth_packing(key[M_M], key[M_N], key[M_K])))
@@ -798,22 +814,92 @@ static void matmul(memref2 *a, const float *b, const int64_t *sb, memref2 *c) {
     if (owned) free_site(s);
   }
   threads_back(threads);
-  if (!done) o2m_rt_gemm(key[M_M], key[M_N], key[M_K], ap, a->strides, b, sb, cp, c->strides);
+  if (!done)
+    o2m_rt_gemm(key[M_M], key[M_N], key[M_K], ap, a->strides, b, sb, accumulate ? 1.0f : 0.0f, cp, c->strides);
 }
 
-static void rt_matmul(memref2 *a, memref2 *b, memref2 *c) { matmul(a, b->aligned + b->offset, b->strides, c); }
+static void rt_matmul(memref2 *a, memref2 *b, memref2 *c, int64_t accumulate) {
+  matmul(a, b->aligned + b->offset, b->strides, c, accumulate);
+}
 
-/* C += A W^T: W [N, K] read as B [K, N] through swapped strides. */
-static void rt_matmul_bt(memref2 *a, memref2 *w, memref2 *c) {
+/* C (+)= A W^T: W [N, K] read as B [K, N] through swapped strides. */
+static void rt_matmul_bt(memref2 *a, memref2 *w, memref2 *c, int64_t accumulate) {
   const int64_t sb[2] = {w->strides[1], w->strides[0]};
-  matmul(a, w->aligned + w->offset, sb, c);
+  matmul(a, w->aligned + w->offset, sb, c, accumulate);
+}
+
+/* ---- batched products of two activations ----------------------------------------------- */
+
+enum { BM_KIND, BM_BATCH, BM_M, BM_N, BM_K, BM_SA, BM_SB = BM_SA + 3, BM_SC = BM_SB + 3, BM_ACC = BM_SC + 3, BM_COUNT };
+_Static_assert((int)BM_COUNT <= (int)KEY_THREADS, "a batched product's key fits a site's");
+#define BATCHED_MIN_MACS ((int64_t)1 << 15)
+
+static int strided3(dnnl_memory_desc_t *md, int64_t batch, int64_t rows, int64_t cols, const int64_t *strides) {
+  dnnl_dims_t dims = {batch, rows, cols}, st = {strides[0], strides[1], strides[2]};
+  return p_dnnl_memory_desc_init_by_strides(md, 3, dims, dnnl_f32, st) == dnnl_success;
+}
+
+/* key: the kind, the batch, M, N, K, the strides of A, B and C, and
+ * whether C is added to. No operand is kept: each call names all three. */
+static int build_batched_site(kernel_site *s, const int64_t *k, const memref4 *x, const memref4 *w,
+                              const memref4 *y) {
+  (void)x, (void)w, (void)y;
+  dnnl_memory_desc_t a_md, b_md, c_md;
+  if (!strided3(&a_md, k[BM_BATCH], k[BM_M], k[BM_K], k + BM_SA) ||
+      !strided3(&b_md, k[BM_BATCH], k[BM_K], k[BM_N], k + BM_SB) ||
+      !strided3(&c_md, k[BM_BATCH], k[BM_M], k[BM_N], k + BM_SC))
+    return 0;
+  dnnl_matmul_desc_t md;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t ops = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  int ok = p_dnnl_matmul_desc_init(&md, &a_md, &b_md, NULL, &c_md) == dnnl_success &&
+           p_dnnl_primitive_attr_create(&attr) == dnnl_success && p_dnnl_post_ops_create(&ops) == dnnl_success &&
+           (!k[BM_ACC] || p_dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success) &&
+           p_dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success &&
+           p_dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) == dnnl_success;
+  if (ops) p_dnnl_post_ops_destroy(ops);
+  if (attr) p_dnnl_primitive_attr_destroy(attr);
+  if (!ok) return 0;
+  ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
+       p_dnnl_memory_create(&s->src, &a_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->wei, &b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+       p_dnnl_memory_create(&s->dst, &c_md, engine, DNNL_MEMORY_NONE) == dnnl_success;
+  p_dnnl_primitive_desc_destroy(pd);
+  return ok;
+}
+
+int rt_dnnl_batched_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa,
+                         const float *b, const int64_t *sb, float beta, float *c, const int64_t *sc) {
+  /* a primitive kept per loaded model (none without one: building it per
+   * call costs more than BLAS's loop over the batch), for products large
+   * enough to repay a primitive's call */
+  if (!current_owner || batch < 1 || m < 1 || n < 1 || k < 1 || batch * m * n * k < BATCHED_MIN_MACS ||
+      !o2m_rt_dnnl_available())
+    return 0;
+  int64_t key[KEY_WORDS] = {0};
+  key[BM_KIND] = -5, key[BM_BATCH] = batch, key[BM_M] = m, key[BM_N] = n, key[BM_K] = k;
+  memcpy(key + BM_SA, sa, 3 * sizeof(int64_t));
+  memcpy(key + BM_SB, sb, 3 * sizeof(int64_t));
+  memcpy(key + BM_SC, sc, 3 * sizeof(int64_t));
+  key[BM_ACC] = beta != 0;
+  key[KEY_THREADS] = op_threads(batch * m * n * k);
+  int threads = call_threads(batch * m * n * k), owned = 0, done = 0;
+  kernel_site *s = find_site(key, build_batched_site, key, NULL, NULL, NULL, &owned);
+  if (s) {
+    done = p_dnnl_memory_set_data_handle(s->wei, (void *)(uintptr_t)b) == dnnl_success && run_site(s, a, NULL, c);
+    pthread_mutex_unlock(&s->lock);
+    if (owned) free_site(s);
+  }
+  threads_back(threads);
+  return done;
 }
 
 /* oneDNN's threaded sgemm for a product of the runtime's (rt_blas.c) when a
- * call has several threads: row-major C += A B with either operand
+ * call has several threads: row-major C = beta C + A B with either operand
  * transposed; 0 when it cannot (no oneDNN, a layout it does not take). */
 int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
-                 const int64_t *sb, float *c, const int64_t *sc) {
+                 const int64_t *sb, float beta, float *c, const int64_t *sc) {
   if (!o2m_rt_dnnl_available() || sc[1] != 1 || sc[0] < n) return 0;
   char ta, tb;
   int64_t lda, ldb;
@@ -823,8 +909,8 @@ int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t 
   if (sb[1] == 1 && sb[0] >= n) tb = 'N', ldb = sb[0];
   else if (sb[0] == 1 && sb[1] >= k) tb = 'T', ldb = sb[1];
   else return 0;
-  int was = call_threads();
-  int ok = p_dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, sc[0]) == dnnl_success;
+  int was = call_threads(m * n * k);
+  int ok = p_dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, sc[0]) == dnnl_success;
   threads_back(was);
   return ok;
 }
@@ -844,8 +930,8 @@ void _mlir_ciface_o2m_dnnl_conv2d(memref4 *x, memref4 *w, memref1 *b, memref4 *z
   rt_conv(x, w, b, z, y, params);
 }
 void _mlir_ciface_o2m_dnnl_max_pool2d(memref4 *x, memref4 *y, memref1 *params) { rt_pool(x, y, params); }
-void _mlir_ciface_o2m_dnnl_sgemm(memref2 *a, memref2 *b, memref2 *c) { rt_matmul(a, b, c); }
-void _mlir_ciface_o2m_dnnl_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) { rt_matmul_bt(a, w, c); }
+void _mlir_ciface_o2m_dnnl_sgemm(memref2 *a, memref2 *b, memref2 *c, int64_t acc) { rt_matmul(a, b, c, acc); }
+void _mlir_ciface_o2m_dnnl_sgemm_bt(memref2 *a, memref2 *w, memref2 *c, int64_t acc) { rt_matmul_bt(a, w, c, acc); }
 #endif
 
 #else /* built without oneDNN's header: the JIT keeps its own convolutions */
@@ -853,8 +939,13 @@ void _mlir_ciface_o2m_dnnl_sgemm_bt(memref2 *a, memref2 *w, memref2 *c) { rt_mat
 int o2m_rt_dnnl_built(void) { return 0; }
 int o2m_rt_dnnl_available(void) { return 0; }
 int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
-                 const int64_t *sb, float *c, const int64_t *sc) {
-  (void)m, (void)n, (void)k, (void)a, (void)sa, (void)b, (void)sb, (void)c, (void)sc;
+                 const int64_t *sb, float beta, float *c, const int64_t *sc) {
+  (void)m, (void)n, (void)k, (void)a, (void)sa, (void)b, (void)sb, (void)beta, (void)c, (void)sc;
+  return 0;
+}
+int rt_dnnl_batched_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa,
+                         const float *b, const int64_t *sb, float beta, float *c, const int64_t *sc) {
+  (void)batch, (void)m, (void)n, (void)k, (void)a, (void)sa, (void)b, (void)sb, (void)beta, (void)c, (void)sc;
   return 0;
 }
 int rt_dnnl_qconv(const rt_qconv_call *c) {

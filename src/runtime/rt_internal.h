@@ -34,7 +34,13 @@ o2m_rt_symbol rt_alloc_symbols_at(int i); /* 0..2: alloc, aligned alloc, free */
 /* oneDNN's threaded sgemm (rt_dnnl.c) for o2m_rt_gemm when a call has
  * several threads; 0 when it cannot. */
 int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
-                 const int64_t *sb, float *c, const int64_t *sc);
+                 const int64_t *sb, float beta, float *c, const int64_t *sc);
+/* oneDNN's batched matmul (rt_dnnl.c) for C [i] = beta C [i] + A [i] B [i]
+ * over the batch (strides of batch, rows, columns), a primitive kept per
+ * shape for the model the call runs; 0 when it cannot (no model named,
+ * no oneDNN, a layout it refuses). */
+int rt_dnnl_batched_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa,
+                         const float *b, const int64_t *sb, float beta, float *c, const int64_t *sc);
 
 /* The elements of m. */
 int64_t o2m_rt_count(const o2m_rt_unranked *m);

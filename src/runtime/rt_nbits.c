@@ -364,8 +364,8 @@ static int rows_by_tiles(const nbits_weights *w, const float *a, int64_t m, floa
     o2m_rt_parallel_for(tile_columns, &job, 0, (c1 - c0 + 15) / 16, 16 * len);
     /* oneDNN's sgemm where it is: it picks its kernels by the CPU's
      * features, OpenBLAS by its model name or OPENBLAS_CORETYPE */
-    if (!rt_dnnl_gemm(m, c1 - c0, len, a, sa, tile, sb, y + c0, sc))
-      o2m_rt_gemm(m, c1 - c0, len, a, sa, tile, sb, y + c0, sc);
+    if (!rt_dnnl_gemm(m, c1 - c0, len, a, sa, tile, sb, 1.0f, y + c0, sc))
+      o2m_rt_gemm(m, c1 - c0, len, a, sa, tile, sb, 1.0f, y + c0, sc);
   }
   o2m_rt_free(tile);
   return 1;

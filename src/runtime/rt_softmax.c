@@ -71,9 +71,9 @@ PER_CPU static int row_vector(const float *x, float *y, int64_t n, int log_form)
   for (int k = 0; k < 16; k++) m = mv[k] > m ? mv[k] : m, special |= bad[k] != 0;
   for (int64_t j = i; j < n; j++) m = x[j] > m ? x[j] : m, special |= x[j] - x[j] != 0;
   if (special) return 0;
-  /* the exps, kept in y for Softmax; their sum */
+  /* the exps, kept in y for Softmax; their sum (the tail's missing lanes
+   * are -inf, whose exp adds 0) */
   v16f sv = zero;
-  float s = 0;
   for (i = 0; i + 16 <= n; i += 16) {
     v16f v;
     memcpy(&v, x + i, sizeof(v));
@@ -82,19 +82,28 @@ PER_CPU static int row_vector(const float *x, float *y, int64_t n, int log_form)
     sv += e;
     if (!log_form) memcpy(y + i, &e, sizeof(e));
   }
-  for (int k = 0; k < 16; k++) s += sv[k];
-  for (int64_t j = i; j < n; j++) {
-    v16f e = zero + (x[j] - m);
+  if (i < n) {
+    float tail[16];
+    for (int k = 0; k < 16; k++) tail[k] = i + k < n ? x[i + k] : -INFINITY;
+    v16f e;
+    memcpy(&e, tail, sizeof(e));
+    e -= m;
     exp_nonpositive(&e);
-    s += e[0];
-    if (!log_form) y[j] = e[0];
+    sv += e;
+    memcpy(tail, &e, sizeof(e));
+    for (int64_t j = i; j < n && !log_form; j++) y[j] = tail[j - i];
   }
-  if (log_form) {
-    float shift = m + logf(s);
-    for (i = 0; i < n; i++) y[i] = x[i] - shift;
-    return 1;
+  float s = 0;
+  for (int k = 0; k < 16; k++) s += sv[k];
+  /* y = x - (m + log s), or y = exp / s: whole vectors, then the tail */
+  v16f by = zero + (log_form ? m + logf(s) : s);
+  for (i = 0; i + 16 <= n; i += 16) {
+    v16f v;
+    memcpy(&v, (log_form ? x : y) + i, sizeof(v));
+    v = log_form ? v - by : v / by;
+    memcpy(y + i, &v, sizeof(v));
   }
-  for (i = 0; i < n; i++) y[i] /= s;
+  for (; i < n; i++) y[i] = log_form ? x[i] - by[0] : y[i] / s;
   return 1;
 }
 

@@ -74,9 +74,10 @@ int64_t o2m_rt_parallel_grain(void);
  * (the call was stopped there; buffers it had allocated are lost). */
 int o2m_rt_guarded_call(void (*fn)(void **), void **args);
 
-/* C [m, n] += A [m, k] B [k, n], strides in elements: BLAS, or loops. */
+/* C [m, n] = beta C + A [m, k] B [k, n], beta 1 or 0 (C's old values
+ * unread), strides in elements: BLAS, or loops. */
 void o2m_rt_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
-                 const int64_t *sb, float *c, const int64_t *sc);
+                 const int64_t *sb, float beta, float *c, const int64_t *sc);
 
 /* run --profile: per-node sums (ms per node index) between begin and end;
  * one profile per process at a time. */
