@@ -623,7 +623,9 @@ int rt_dnnl_qconv(const rt_qconv_call *c) {
   memcpy(key + QC_COUNT, c->x_dims, sizeof(int64_t) * 4);
   memcpy(key + QC_COUNT + 4, c->w_dims, sizeof(int64_t) * 4);
   key[KEY_WORDS - 1] = -3; /* an 8-bit convolution's */
-  key[KEY_THREADS] = o2m_rt_call_threads();
+  /* int8 multiply-adds run about four to a float's */
+  int64_t macs = c->y_dims[0] * c->y_dims[1] * c->y_dims[2] * c->y_dims[3] * c->w_dims[1] * c->w_dims[2] * c->w_dims[3];
+  key[KEY_THREADS] = op_threads(macs / 4);
   /* the site built (its weights reordered) on this thread alone, the
    * call on the call's threads */
   int threads = omp_threads(1), owned = 0, done = 0;
@@ -635,7 +637,7 @@ int rt_dnnl_qconv(const rt_qconv_call *c) {
     if (!build_qconv_site(s, c->p, NULL, NULL, NULL)) drop_parts(s);
   }
   building = was;
-  omp_threads(o2m_rt_call_threads());
+  omp_threads(op_threads(macs / 4));
   if (s) {
     done = s->prim && run_qconv_site(s, c);
     pthread_mutex_unlock(&s->lock);
@@ -697,13 +699,13 @@ int rt_dnnl_qmatmul(const rt_qmatmul_call *c) {
   key[QM_COUNT] = c->m, key[QM_COUNT + 1] = c->k, key[QM_COUNT + 2] = c->n;
   key[QM_COUNT + 3] = (int64_t)(uintptr_t)c->b;
   key[KEY_WORDS - 1] = -4; /* an 8-bit product's */
-  key[KEY_THREADS] = o2m_rt_call_threads();
+  key[KEY_THREADS] = op_threads(c->m * c->k * c->n / 4);
   int threads = omp_threads(1), owned = 0, done = 0; /* built on this thread alone, as above */
   const rt_qmatmul_call *was = building_product;
   building_product = c;
   kernel_site *s = find_site(key, build_qmatmul_site, c->p, NULL, NULL, NULL, &owned);
   building_product = was;
-  omp_threads(o2m_rt_call_threads());
+  omp_threads(op_threads(c->m * c->k * c->n / 4));
   if (s) {
     int32_t zp = c->a_zp;
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, s->src}, {DNNL_ARG_WEIGHTS, s->wei}, {DNNL_ARG_DST, s->dst},
