@@ -734,6 +734,25 @@ static int strided_desc(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, int6
   return p_dnnl_memory_desc_init_by_strides(md, 2, dims, dnnl_f32, strides) == dnnl_success;
 }
 
+/* A float32 matmul's primitive description C (+)= A B (accumulate: with
+ * the sum post-op) in *pd, the caller's to destroy; 0 (and no *pd) when
+ * oneDNN refuses it. */
+static int matmul_desc(dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *a_md, const dnnl_memory_desc_t *b_md,
+                       const dnnl_memory_desc_t *c_md, int accumulate) {
+  dnnl_matmul_desc_t md;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t ops = NULL;
+  *pd = NULL;
+  int ok = p_dnnl_matmul_desc_init(&md, a_md, b_md, NULL, c_md) == dnnl_success &&
+           p_dnnl_primitive_attr_create(&attr) == dnnl_success && p_dnnl_post_ops_create(&ops) == dnnl_success &&
+           (!accumulate || p_dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success) &&
+           p_dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success &&
+           p_dnnl_primitive_desc_create(pd, &md, attr, engine, NULL) == dnnl_success;
+  if (ops) p_dnnl_post_ops_destroy(ops);
+  if (attr) p_dnnl_primitive_attr_destroy(attr);
+  return ok;
+}
+
 /* key: the kind, B's address, M, N, K, the strides of A, B (as [K, N])
  * and C, and whether C is added to; `w` carries B's data. */
 static int build_matmul_site(kernel_site *s, const int64_t *k, const memref4 *x, const memref4 *w, const memref4 *y) {
@@ -745,20 +764,10 @@ static int build_matmul_site(kernel_site *s, const int64_t *k, const memref4 *x,
       !strided_desc(&c_md, k[M_M], k[M_N], k[M_SC], k[M_SC + 1]) ||
       p_dnnl_memory_desc_init_by_tag(&b_any, 2, b_dims, dnnl_f32, dnnl_format_tag_any) != dnnl_success)
     return 0;
-  dnnl_matmul_desc_t md;
-  dnnl_primitive_attr_t attr = NULL;
-  dnnl_post_ops_t ops = NULL;
-  dnnl_primitive_desc_t pd = NULL;
-  int ok = p_dnnl_matmul_desc_init(&md, &a_md, &b_any, NULL, &c_md) == dnnl_success &&
-           p_dnnl_primitive_attr_create(&attr) == dnnl_success && p_dnnl_post_ops_create(&ops) == dnnl_success &&
-           (!k[M_ACC] || p_dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success) && /* C += A B */
-           p_dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success &&
-           p_dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) == dnnl_success;
-  if (ops) p_dnnl_post_ops_destroy(ops);
-  if (attr) p_dnnl_primitive_attr_destroy(attr);
-  if (!ok) return 0;
+  dnnl_primitive_desc_t pd;
+  if (!matmul_desc(&pd, &a_md, &b_any, &c_md, (int)k[M_ACC])) return 0;
   const dnnl_memory_desc_t *packed = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
+  int ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
        p_dnnl_memory_create(&s->src, &a_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->dst, &c_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->wei, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
@@ -851,19 +860,9 @@ static int build_batched_site(kernel_site *s, const int64_t *k, const memref4 *x
       !strided3(&b_md, k[BM_BATCH], k[BM_K], k[BM_N], k + BM_SB) ||
       !strided3(&c_md, k[BM_BATCH], k[BM_M], k[BM_N], k + BM_SC))
     return 0;
-  dnnl_matmul_desc_t md;
-  dnnl_primitive_attr_t attr = NULL;
-  dnnl_post_ops_t ops = NULL;
-  dnnl_primitive_desc_t pd = NULL;
-  int ok = p_dnnl_matmul_desc_init(&md, &a_md, &b_md, NULL, &c_md) == dnnl_success &&
-           p_dnnl_primitive_attr_create(&attr) == dnnl_success && p_dnnl_post_ops_create(&ops) == dnnl_success &&
-           (!k[BM_ACC] || p_dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success) &&
-           p_dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success &&
-           p_dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) == dnnl_success;
-  if (ops) p_dnnl_post_ops_destroy(ops);
-  if (attr) p_dnnl_primitive_attr_destroy(attr);
-  if (!ok) return 0;
-  ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
+  dnnl_primitive_desc_t pd;
+  if (!matmul_desc(&pd, &a_md, &b_md, &c_md, (int)k[BM_ACC])) return 0;
+  int ok = p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
        p_dnnl_memory_create(&s->src, &a_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->wei, &b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
        p_dnnl_memory_create(&s->dst, &c_md, engine, DNNL_MEMORY_NONE) == dnnl_success;
