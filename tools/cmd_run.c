@@ -56,7 +56,9 @@ static const char run_help[] =
     "                    and the calls\n"
     "  --profile         time each node of the graph (after the rewrite to the core\n"
     "                    op set) in the calls and print to stderr the nodes and op\n"
-    "                    types that took the most (Linalg; the code is not cached)\n"
+    "                    types that took the most (Linalg; the code is not cached);\n"
+    "                    with --repeat N, the mean of the calls after the first\n"
+    "                    (which also builds the kernels' state)\n"
     "  --no-cache        compile even when the cache holds this model's code, and\n"
     "                    store nothing. By default the compiled code is kept in\n"
     "                    $XDG_CACHE_HOME/onnx2mlir (else ~/.cache/onnx2mlir), keyed by\n"
@@ -292,7 +294,11 @@ static void print_profile(const o2m_model *model, const o2m_run_timings *t, o2m_
   }
   qsort(nodes, (size_t)n, sizeof(op_time), by_time);
   qsort(types, (size_t)n_types, sizeof(op_time), by_time);
-  fprintf(stderr, "profile: %.3f ms per call (the mean of %d) in %d nodes; the slowest:\n", total, t->runs, n);
+  if (t->runs > 1)
+    fprintf(stderr, "profile: %.3f ms per call (the mean of %d after the first) in %d nodes; the slowest:\n", total,
+            t->runs - 1, n);
+  else
+    fprintf(stderr, "profile: %.3f ms per call (the mean of 1) in %d nodes; the slowest:\n", total, n);
   for (int i = 0; i < n && i < SHOWN && nodes[i].ms > 0; i++)
     fprintf(stderr, "  %9.3f ms %5.1f%%  %s (%s)\n", nodes[i].ms, total > 0 ? 100 * nodes[i].ms / total : 0,
             nodes[i].op_type, g->nodes[nodes[i].count]->op_type);

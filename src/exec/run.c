@@ -75,9 +75,12 @@ static int compare_doubles(const void *a, const void *b) {
 }
 
 /* Calls the compiled code options->repeat times, timing each call; the
- * outputs of all calls but the last go to a scratch arena freed at once. */
+ * outputs of all calls but the last go to a scratch arena freed at once.
+ * A profile of profile_nodes nodes (0: none) starts again after the first
+ * of several calls, which also builds the kernels' state (oneDNN's
+ * primitives and packed weights). */
 static o2m_status call_repeated(run_state *r, o2m_exec *exec, int n_inputs, const o2m_tensor *const *inputs,
-                                int n, o2m_tensor **outs, o2m_arena *arena, o2m_diag *diag) {
+                                int n, o2m_tensor **outs, int profile_nodes, o2m_arena *arena, o2m_diag *diag) {
   int runs = r->options->repeat > 1 ? r->options->repeat : 1;
   double *ms = malloc((size_t)runs * sizeof(double));
   if (!ms) return o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
@@ -90,6 +93,8 @@ static o2m_status call_repeated(run_state *r, o2m_exec *exec, int n_inputs, cons
     o2m_rt_set_call_threads(threads);
     ms[i] = exec_now_ms() - t0;
     o2m_arena_free(&scratch);
+    if (!s && i == 0 && runs > 1 && profile_nodes && o2m_rt_profile_begin(profile_nodes))
+      s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
   }
   if (!s) {
     qsort(ms, (size_t)runs, sizeof(double), compare_doubles);
@@ -147,11 +152,12 @@ static o2m_status call_compiled(run_state *r, o2m_exec *exec, const char *entry,
   if (!s) s = with_weights(exec, graph, n_inputs, inputs, arena, &n_all, &all, diag);
   int profile = r->options->profile && graph;
   if (!s && profile && o2m_rt_profile_begin(graph->n_nodes)) s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-  if (!s) s = call_repeated(r, exec, n_all, all, n, outs, arena, diag);
+  if (!s) s = call_repeated(r, exec, n_all, all, n, outs, profile ? graph->n_nodes : 0, arena, diag);
   if (!s && profile) {
     double *ms = o2m_arena_array(arena, (size_t)graph->n_nodes + 1, sizeof(double));
+    int profiled = r->timings.runs > 1 ? r->timings.runs - 1 : 1; /* all calls but the first */
     if (!ms) s = o2m_fail(diag, O2M_ERR_NOMEM, "out of memory");
-    for (int i = 0; ms && i < graph->n_nodes; i++) ms[i] = o2m_rt_profile_sums()[i] / r->timings.runs;
+    for (int i = 0; ms && i < graph->n_nodes; i++) ms[i] = o2m_rt_profile_sums()[i] / profiled;
     r->timings.node_ms = ms;
     r->timings.n_nodes = graph->n_nodes;
   }
