@@ -93,17 +93,13 @@ enum { PARALLEL_MACS = 1 << 18 }; /* below, one thread does it faster than a for
 void o2m_rt_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa, const float *b,
                  const int64_t *sb, float beta, float *c, const int64_t *sc) {
   if (m == 0 || n == 0) return;
-  if (k == 0) { /* nothing to add: C stays, or is 0 */
-    for (int64_t i = 0; i < m && beta == 0; i++)
-      for (int64_t j = 0; j < n; j++) c[i * sc[0] + j * sc[1]] = 0;
-    return;
-  }
-  /* a large product on several threads: oneDNN's sgemm, on the OpenMP pool */
+  /* a large product on several threads: oneDNN's sgemm, on the OpenMP pool (K = 0: the loops
+   * below write beta C) */
   if (m * n * k >= PARALLEL_MACS && o2m_rt_call_threads() > 1 && rt_dnnl_gemm(m, n, k, a, sa, b, sb, beta, c, sc))
     return;
   o2m_rt_blas_available(); /* finds BLAS at the first product (a library's first call) */
   int ta, tb, lda, ldb;
-  if (sgemm && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && sc[1] == 1 && sc[0] >= n &&
+  if (sgemm && k > 0 && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && sc[1] == 1 && sc[0] >= n &&
       sc[0] <= INT32_MAX && blas_layout(m, k, sa[0], sa[1], &ta, &lda) && blas_layout(k, n, sb[0], sb[1], &tb, &ldb)) {
     if (m == 1 && sgemv && sa[1] >= 1 && sa[1] <= INT32_MAX) /* c = B^T a: B [k, n], or W [n, k] read as is */
       sgemv(ROW_MAJOR, tb == NO_TRANS ? TRANS : NO_TRANS, tb == NO_TRANS ? (int)k : (int)n,
