@@ -259,6 +259,9 @@ static void print_phase_table(const run_args *a, const o2m_run_timings *t) {
   if (d->part_calls)
     fprintf(stderr, "    @main's parts: %d calls of %d functions (repeated blocks compiled once)\n", d->part_calls,
             d->part_functions);
+  if (d->split_loops)
+    fprintf(stderr, "    loops split across threads: %d, of which %d copies of another (compiled once; %d in another part)\n",
+            d->split_loops, d->split_loops_merged, d->split_loops_across);
   fprintf(stderr, "  %-34s %10.3f\n", t->runs > 1 ? "call (median)" : "call", t->run_median_ms);
   fprintf(stderr, "  cache: %s\n", cache_states[t->cache >= 0 && t->cache <= 3 ? t->cache : 0]);
 }

@@ -196,6 +196,21 @@ int exec_value_list_add(exec_value_list *list, MlirValue v);
  * out of memory (nothing replaced). */
 int exec_replace_uses_if(MlirValue v, MlirValue with, int (*where)(MlirOperation owner, void *user), void *user);
 
+/* ---- text printed from MLIR (exec_text.c) -------------------------- */
+
+/* Grown as needed and NUL-terminated; `failed` once out of memory. */
+typedef struct exec_text {
+  char *s;
+  size_t len, cap;
+  int failed;
+} exec_text;
+void exec_text_put(exec_text *t, const char *s, size_t n);
+void exec_text_append(MlirStringRef s, void *user); /* an MLIR print callback */
+/* fn's printed code without its name (from its arguments on); -1 when it
+ * could not be printed. */
+int exec_function_code(MlirOperation fn, MlirOpPrintingFlags flags, exec_text *t);
+uint64_t exec_hash_bytes(const char *p, size_t n);
+
 /* The loops split across a call's threads (exec_parallel.c): on loops,
  * the big outermost scf.parallel ops moved into functions
  * @<func>_par<k>(lo, hi, captures...) (returns how many); in the LLVM
@@ -203,6 +218,19 @@ int exec_replace_uses_if(MlirValue v, MlirValue with, int (*where)(MlirOperation
  * ONNX2MLIR_NO_PARALLEL_LOOPS=1 (exec_parallel_loops). */
 int exec_parallel_loops(void);
 int exec_outline_parallel(MlirModule module);
+/* The estimated work of one iteration of a split function's dim; and the
+ * mark of one whose calls come from several parts of the entry, whose
+ * _run is then external (exec_parallel_share.c). */
+#define PARALLEL_COST_ATTR "o2m.parallel_cost"
+#define PARALLEL_SHARED_ATTR "o2m.parallel_shared"
+/* Every call_op under root ("func.call", "llvm.call") whose callee is
+ * from[i] calls to[i] (a FlatSymbolRefAttr) instead. */
+void exec_redirect_calls(MlirOperation root, const char *call_op, int n, const MlirStringRef *from,
+                         const MlirAttribute *to);
+/* Split functions equal but for their names merged into the first; how
+ * many went, and how many of those into a function of another part
+ * (exec_parallel_share.c). */
+int exec_share_parallel(MlirModule module, int *across_parts);
 o2m_status exec_dispatch_parallel(MlirModule module, o2m_diag *diag);
 
 /* ---- If branches that fail when taken (exec_branch_failure.c) ------- */

@@ -31,8 +31,6 @@
 #include "exec/exec_internal.h"
 #include "util/diag.h"
 
-#define PARALLEL_COST_ATTR "o2m.parallel_cost"
-
 /* A loop of unknown trip count counts as UNKNOWN_TRIPS; the dim split is
  * the first of WANTED_TRIPS iterations at least when there is one. */
 enum { UNKNOWN_TRIPS = 16, WANTED_TRIPS = 16 };
@@ -301,32 +299,11 @@ int exec_outline_parallel(MlirModule module) {
 
 /* ---- the helpers that hand a split loop to the runtime --------------------- */
 
-typedef struct text {
-  char *s;
-  size_t len, cap;
-  int failed;
-} text;
+typedef exec_text text;
 
-static void put(text *t, const char *s, size_t n) {
-  if (t->failed) return;
-  if (t->len + n + 1 > t->cap) {
-    size_t cap = t->cap ? 2 * t->cap : 4096;
-    while (cap < t->len + n + 1) cap *= 2;
-    char *grown = realloc(t->s, cap);
-    if (!grown) {
-      t->failed = 1;
-      return;
-    }
-    t->s = grown, t->cap = cap;
-  }
-  memcpy(t->s + t->len, s, n);
-  t->len += n;
-  t->s[t->len] = '\0';
-}
+static void put(text *t, const char *s, size_t n) { exec_text_put(t, s, n); }
 
 static void puts_(text *t, const char *s) { put(t, s, strlen(s)); }
-
-static void print_to(MlirStringRef s, void *user) { put(user, s.data, s.length); }
 
 static void putf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void putf(text *t, const char *fmt, ...) {
@@ -339,7 +316,7 @@ static void putf(text *t, const char *fmt, ...) {
   else put(t, buf, (size_t)n);
 }
 
-static void put_type(text *t, MlirType type) { mlirTypePrint(type, print_to, t); }
+static void put_type(text *t, MlirType type) { mlirTypePrint(type, exec_text_append, t); }
 
 /* Whether a value of this type fits a slot of the frame: pointers, and
  * integers and floats of 64 bits at most. */
@@ -377,9 +354,9 @@ static void write_frame_reader(text *t, const char *name, MlirType fn_type, int 
 }
 
 /* @<name>_run(lo, hi, captures...): the frame written, the task handed
- * to the runtime. */
-static void write_run(text *t, const char *name, MlirType fn_type, int n, int64_t work) {
-  putf(t, "llvm.func internal @%s_run(", name);
+ * to the runtime; external when other units call it (shared). */
+static void write_run(text *t, const char *name, MlirType fn_type, int n, int64_t work, int shared) {
+  putf(t, "llvm.func %s@%s_run(", shared ? "" : "internal ", name);
   for (int i = 0; i < n; i++) {
     putf(t, i ? ", %%a%d: " : "%%a%d: ", i);
     put_type(t, mlirLLVMFunctionTypeGetInput(fn_type, i));
@@ -402,12 +379,12 @@ static void write_run(text *t, const char *name, MlirType fn_type, int n, int64_
 
 /* @name's declaration and its helpers, for the text of a module that
  * declares what they call (a parsed module must verify). */
-static void write_helpers(text *t, const char *name, MlirType fn_type, int n, int64_t work) {
+static void write_helpers(text *t, const char *name, MlirType fn_type, int n, int64_t work, int shared) {
   putf(t, "llvm.func @%s(", name);
   put_arg_types(t, fn_type, n);
   puts_(t, ")\n");
   write_frame_reader(t, name, fn_type, n);
-  write_run(t, name, fn_type, n, work);
+  write_run(t, name, fn_type, n, work, shared);
 }
 
 /* The split functions: each one's name and the name of its _run helper,
@@ -423,19 +400,31 @@ typedef struct split_fns {
   split_fn *fns;
 } split_fns;
 
+typedef struct redirects {
+  const char *call_op;
+  int n;
+  const MlirStringRef *from;
+  const MlirAttribute *to;
+} redirects;
+
 static MlirWalkResult redirect_call(MlirOperation op, void *user) {
-  if (!exec_op_named(op, "llvm.call")) return MlirWalkResultAdvance;
-  split_fns *s = user;
+  redirects *r = user;
+  if (!exec_op_named(op, r->call_op)) return MlirWalkResultAdvance;
   MlirAttribute callee = mlirOperationGetAttributeByName(op, str("callee"));
   if (mlirAttributeIsNull(callee) || !mlirAttributeIsAFlatSymbolRef(callee)) return MlirWalkResultAdvance;
   MlirStringRef target = mlirFlatSymbolRefAttrGetValue(callee);
-  for (int i = 0; i < s->n; i++)
-    if (mlirStringRefEqual(target, s->fns[i].name)) {
-      MlirContext ctx = mlirOperationGetContext(op);
-      mlirOperationSetAttributeByName(op, str("callee"), mlirFlatSymbolRefAttrGet(ctx, str(s->fns[i].run)));
+  for (int i = 0; i < r->n; i++)
+    if (mlirStringRefEqual(target, r->from[i])) {
+      mlirOperationSetAttributeByName(op, str("callee"), r->to[i]);
       break;
     }
   return MlirWalkResultAdvance;
+}
+
+void exec_redirect_calls(MlirOperation root, const char *call_op, int n, const MlirStringRef *from,
+                         const MlirAttribute *to) {
+  redirects r = {call_op, n, from, to};
+  if (n) mlirOperationWalk(root, redirect_call, &r, MlirWalkPreOrder);
 }
 
 static MlirStringRef name_of(MlirOperation op) {
@@ -460,6 +449,7 @@ static int write_all(MlirModule module, text *t, split_fns *s) {
     if (mlirAttributeIsNull(cost)) continue;
     int64_t work = mlirIntegerAttrGetValueInt(cost);
     mlirOperationRemoveAttributeByName(op, str(PARALLEL_COST_ATTR));
+    int shared = mlirOperationRemoveAttributeByName(op, str(PARALLEL_SHARED_ATTR));
     MlirType fn_type = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(op, str("function_type")));
     int n = (int)mlirLLVMFunctionTypeGetNumInputs(fn_type), fits = exec_has_body(op) && n >= 2;
     for (int i = 0; i < n && fits; i++) fits = frame_type(mlirLLVMFunctionTypeGetInput(fn_type, i));
@@ -471,7 +461,7 @@ static int write_all(MlirModule module, text *t, split_fns *s) {
     char base[410];
     snprintf(base, sizeof(base), "%.*s", (int)(name.length < 400 ? name.length : 400), name.data);
     snprintf(f->run, sizeof(f->run), "%s_run", base);
-    write_helpers(t, base, fn_type, n, work);
+    write_helpers(t, base, fn_type, n, work, shared);
     mlirOperationSetAttributeByName(op, str("linkage"), mlirAttributeParseGet(ctx, str("#llvm.linkage<internal>")));
   }
   putf(t, "llvm.func @%s(!llvm.ptr, !llvm.ptr, i64, i64, i64)\n}\n", O2M_PARALLEL_FOR_FN);
@@ -535,11 +525,17 @@ o2m_status exec_dispatch_parallel(MlirModule module, o2m_diag *diag) {
     }
     mlirModuleDestroy(parsed);
     /* the calls, in every function but the tasks (which call none) */
-    for (op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    MlirStringRef *from = malloc((size_t)s.n * sizeof(*from));
+    MlirAttribute *to = malloc((size_t)s.n * sizeof(*to));
+    for (int i = 0; from && to && i < s.n; i++)
+      from[i] = s.fns[i].name, to[i] = mlirFlatSymbolRefAttrGet(mlirModuleGetContext(module), str(s.fns[i].run));
+    broken |= !from || !to;
+    for (op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && !broken; op = mlirOperationGetNextInBlock(op)) {
       int task = 0;
       for (int i = 0; i < s.n && !task; i++) task = mlirOperationEqual(op, s.fns[i].fn);
-      if (!task && exec_op_named(op, "llvm.func")) mlirOperationWalk(op, redirect_call, &s, MlirWalkPreOrder);
+      if (!task && exec_op_named(op, "llvm.func")) exec_redirect_calls(op, "llvm.call", s.n, from, to);
     }
+    free(from), free(to);
   }
   broken |= s.n && mlirModuleIsNull(parsed);
   free(s.fns);

@@ -117,8 +117,11 @@ static const struct {
     {"convert-complex-to-standard", "convert-complex-to-standard"},
     {"convert-math-to-llvm", "convert-math-to-llvm"},
     {"convert-math-to-libm", "convert-math-to-libm"},
-    /* buffers from the runtime's allocator (rt_alloc.c), which keeps them for the next call */
-    {"finalize-memref-to-llvm", "finalize-memref-to-llvm{use-generic-functions=true}"},
+    /* buffers from the runtime's allocator (rt_alloc.c), which keeps them
+     * for the next call; aligned by it, not by pointer arithmetic here,
+     * so that LLVM sees each buffer come from its allocation (exec_units.c
+     * says the allocators return fresh memory) */
+    {"finalize-memref-to-llvm", "finalize-memref-to-llvm{use-generic-functions=true use-aligned-alloc=true}"},
     /* the other dialects in one conversion (one walk of the module, not six) */
     {"convert-to-llvm", "convert-to-llvm{filter-dialects=arith,index,complex,cf,func,ub}"},
     {"reconcile-unrealized-casts", "reconcile-unrealized-casts"},
@@ -209,7 +212,8 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
     }
     if (!s && strcmp(lowering[i].name, "convert-linalg-to-loops") == 0 && exec_parallel_loops()) {
       t0 = exec_now_ms();
-      exec_outline_parallel(module);
+      int split = exec_outline_parallel(module), across = 0, merged = split > 1 ? exec_share_parallel(module, &across) : 0;
+      if (times) times->split_loops = split, times->split_loops_merged = merged, times->split_loops_across = across;
       record(times, "parallel loops", exec_now_ms() - t0);
     }
     if (s) return s;

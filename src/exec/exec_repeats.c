@@ -236,48 +236,6 @@ done:
 
 /* ---- merging identical parts ------------------------------------------------ */
 
-typedef struct text {
-  char *data;
-  size_t len, cap;
-  int failed;
-} text;
-
-static void append_text(MlirStringRef s, void *user) {
-  text *t = user;
-  if (t->failed) return;
-  if (t->len + s.length > t->cap) {
-    size_t cap = t->cap ? t->cap : 4096;
-    while (cap < t->len + s.length) cap *= 2;
-    char *grown = realloc(t->data, cap);
-    if (!grown) {
-      t->failed = 1;
-      return;
-    }
-    t->data = grown, t->cap = cap;
-  }
-  memcpy(t->data + t->len, s.data, s.length);
-  t->len += s.length;
-}
-
-/* The function's code without its name: everything from its arguments on
- * (the custom form: `func.func @name(%arg0: ...`). */
-static int code_of(MlirOperation fn, MlirOpPrintingFlags flags, text *t) {
-  mlirOperationPrintWithFlags(fn, flags, append_text, t);
-  if (t->failed) return -1;
-  char *open = memchr(t->data, '(', t->len);
-  if (!open) return -1;
-  size_t skip = (size_t)(open - t->data);
-  memmove(t->data, open, t->len - skip);
-  t->len -= skip;
-  return 0;
-}
-
-static uint64_t hash_bytes(const char *p, size_t n) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001B3ull;
-  return h;
-}
-
 static void set_callee(MlirOperation call, const char *name) {
   MlirContext ctx = mlirOperationGetContext(call);
   mlirOperationSetAttributeByName(call, str("callee"), mlirFlatSymbolRefAttrGet(ctx, str(name)));
@@ -381,7 +339,7 @@ static int parametrize(exec_part *parts, const leading *lead, const int *same_as
 }
 
 int exec_merge_parts(const char *entry, exec_part *parts, int n) {
-  text *codes = calloc((size_t)n + 1, sizeof(*codes));
+  exec_text *codes = calloc((size_t)n + 1, sizeof(*codes));
   uint64_t *hashes = calloc((size_t)n + 1, sizeof(*hashes));
   int *same_as = malloc(((size_t)n + 1) * sizeof(*same_as));
   int *number = malloc(((size_t)n + 1) * sizeof(*number));
@@ -395,17 +353,17 @@ int exec_merge_parts(const char *entry, exec_part *parts, int n) {
     int failed = find_leading(parts[i].fn, &lead[i]) != 0;
     if (!failed) {
       mask_leading(&lead[i], 1); /* compared without their values */
-      failed = code_of(parts[i].fn, flags, &codes[i]) != 0;
+      failed = exec_function_code(parts[i].fn, flags, &codes[i]) != 0;
       mask_leading(&lead[i], 0);
     }
     if (failed) {
       codes[i].failed = 1; /* kept apart */
       continue;
     }
-    hashes[i] = hash_bytes(codes[i].data, codes[i].len);
+    hashes[i] = exec_hash_bytes(codes[i].s, codes[i].len);
     for (int j = 0; j < i; j++)
       if (same_as[j] == j && !codes[j].failed && hashes[j] == hashes[i] && codes[j].len == codes[i].len &&
-          memcmp(codes[j].data, codes[i].data, codes[i].len) == 0) {
+          memcmp(codes[j].s, codes[i].s, codes[i].len) == 0) {
         same_as[i] = j;
         break;
       }
@@ -435,7 +393,7 @@ int exec_merge_parts(const char *entry, exec_part *parts, int n) {
     if (same_as[i] != i) set_noinline(parts[same_as[i]].fn);
   }
 done:
-  for (int i = 0; codes && i < n; i++) free(codes[i].data);
+  for (int i = 0; codes && i < n; i++) free(codes[i].s);
   free(codes);
   free(hashes);
   free(same_as);

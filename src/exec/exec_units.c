@@ -200,6 +200,19 @@ static int add_packed_wrapper(LLVMModuleRef mod, const char *entry) {
   return 0;
 }
 
+/* The runtime's allocators (rt_alloc.c) return fresh memory, which
+ * nothing else points to: said to LLVM, a loop that reads one new buffer
+ * and writes another needs no run-time check that they overlap. */
+static void mark_allocators(LLVMModuleRef mod) {
+  static const char *const allocators[] = {"_mlir_memref_to_llvm_alloc", "_mlir_memref_to_llvm_aligned_alloc"};
+  LLVMContextRef ctx = LLVMGetModuleContext(mod);
+  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+  for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++) {
+    LLVMValueRef fn = LLVMGetNamedFunction(mod, allocators[i]);
+    if (fn) LLVMAddAttributeAtIndex(fn, LLVMAttributeReturnIndex, LLVMCreateEnumAttribute(ctx, noalias, 0));
+  }
+}
+
 /* ---- the opt level of each unit -------------------------------------------- */
 
 /* Whether some function of mod has a loop: a branch back to a block at
@@ -301,6 +314,7 @@ o2m_status exec_compile_units(MlirModule module, const char *entry, const char *
     units[u].ctx = LLVMContextCreate();
     units[u].mod = mlirTranslateModuleToLLVMIR(m, units[u].ctx);
     if (!mlirOperationEqual(m, whole)) mlirOperationDestroy(m);
+    if (units[u].mod) mark_allocators(units[u].mod);
     if (!units[u].mod)
       s = o2m_fail(diag, O2M_ERR_UNSUPPORTED, "the translation to LLVM IR failed: %s",
                    errors.text[0] ? errors.text : "(no message)");
