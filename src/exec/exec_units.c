@@ -271,23 +271,36 @@ typedef struct unit {
   char *error;
 } unit;
 
-/* The units, and the next one a thread takes. */
+/* The units, the next one a thread takes and how many are ready: this
+ * thread translates them one by one (MLIR's context is not shared across
+ * threads) while the others already compile those translated. */
 typedef struct work {
   unit *units;
-  int n, next;
+  int n, next, ready, translated_all;
   pthread_mutex_t lock;
+  pthread_cond_t more;
 } work;
 
 static void *compile_units(void *user) {
   work *w = user;
   for (;;) {
     pthread_mutex_lock(&w->lock);
-    int u = w->next < w->n ? w->next++ : -1;
+    while (w->next == w->ready && !w->translated_all) pthread_cond_wait(&w->more, &w->lock);
+    int u = w->next < w->ready ? w->next++ : -1;
     pthread_mutex_unlock(&w->lock);
     if (u < 0) return NULL;
     unit *t = &w->units[u];
     exec_llvm_object(t->mod, t->cpu, t->opt_level, t->code_level, &t->object, &t->error);
   }
+}
+
+/* Unit u ready (done: no more will be). */
+static void hand_over(work *w, int done) {
+  pthread_mutex_lock(&w->lock);
+  if (done) w->translated_all = 1;
+  else w->ready++;
+  pthread_cond_broadcast(&w->more);
+  pthread_mutex_unlock(&w->lock);
 }
 
 o2m_status exec_compile_units(MlirModule module, const char *entry, const char *cpu, int opt_level, int n_threads,
@@ -302,37 +315,39 @@ o2m_status exec_compile_units(MlirModule module, const char *entry, const char *
   memset(units, 0, sizeof(units));
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
-  double t0 = exec_now_ms();
+  double t0 = exec_now_ms(), translating = 0;
+  work w = {units, n_units, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+  pthread_t threads[EXEC_MAX_UNITS];
+  int started[EXEC_MAX_UNITS] = {0};
+  for (int t = 1; t < n_threads; t++) started[t] = pthread_create(&threads[t], NULL, compile_units, &w) == 0;
   exec_errors errors;
   exec_capture_begin(&errors, mlirModuleGetContext(module));
   MlirOperation whole = mlirModuleGetOperation(module);
   MlirOperation skeleton = n_parts ? skeleton_of(whole, entry) : (MlirOperation){NULL};
   o2m_status s = O2M_OK;
   for (int u = 0; u < n_units && !s; u++) {
+    double t_unit = exec_now_ms();
     /* unit 0: the entry and the other external functions; unit 1 + i: parts i, i + n_part_units, ... */
     MlirOperation m = n_parts ? unit_module(whole, skeleton, entry, u - 1, n_part_units) : whole;
     units[u].ctx = LLVMContextCreate();
     units[u].mod = mlirTranslateModuleToLLVMIR(m, units[u].ctx);
     if (!mlirOperationEqual(m, whole)) mlirOperationDestroy(m);
-    if (units[u].mod) mark_allocators(units[u].mod);
     if (!units[u].mod)
       s = o2m_fail(diag, O2M_ERR_UNSUPPORTED, "the translation to LLVM IR failed: %s",
                    errors.text[0] ? errors.text : "(no message)");
-  }
-  if (n_parts) mlirOperationDestroy(skeleton);
-  exec_capture_end(&errors);
-  if (!s && add_packed_wrapper(units[0].mod, entry) != 0)
-    s = o2m_fail(diag, O2M_ERR_INTERNAL, "the JIT module has no _mlir_ciface_%s", entry);
-  double t1 = exec_now_ms();
-  for (int u = 0; u < n_units && !s; u++) {
+    else if (u == 0 && add_packed_wrapper(units[0].mod, entry) != 0)
+      s = o2m_fail(diag, O2M_ERR_INTERNAL, "the JIT module has no _mlir_ciface_%s", entry);
+    if (s) break;
+    mark_allocators(units[u].mod);
     units[u].cpu = cpu;
     unit_levels(units[u].mod, opt_level, &units[u].opt_level, &units[u].code_level);
     if (times) times->units_at_level[units[u].opt_level]++;
+    translating += exec_now_ms() - t_unit;
+    hand_over(&w, 0);
   }
-  work w = {units, s ? 0 : n_units, 0, PTHREAD_MUTEX_INITIALIZER};
-  pthread_t threads[EXEC_MAX_UNITS];
-  int started[EXEC_MAX_UNITS] = {0};
-  for (int t = 1; t < n_threads; t++) started[t] = pthread_create(&threads[t], NULL, compile_units, &w) == 0;
+  if (n_parts) mlirOperationDestroy(skeleton);
+  exec_capture_end(&errors);
+  hand_over(&w, 1);
   compile_units(&w); /* this thread too; it finishes what no thread could start */
   for (int t = 1; t < n_threads; t++)
     if (started[t]) pthread_join(threads[t], NULL);
@@ -343,9 +358,9 @@ o2m_status exec_compile_units(MlirModule module, const char *entry, const char *
     if (units[u].ctx) LLVMContextDispose(units[u].ctx);
     if (s) free(units[u].object.data);
   }
-  if (times) {
-    times->llvm_ir_ms = t1 - t0; /* the translation; the units' optimisation and code are below */
-    times->llvm_codegen_ms = exec_now_ms() - t1;
+  if (times) { /* the translation (while the first units compile); the rest: the units' optimisation and code */
+    times->llvm_ir_ms = translating;
+    times->llvm_codegen_ms = exec_now_ms() - t0 - translating;
   }
   if (s) return s;
   for (int u = 0; u < n_units; u++) objects[u] = units[u].object;
