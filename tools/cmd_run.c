@@ -257,8 +257,8 @@ static void print_phase_table(const run_args *a, const o2m_run_timings *t) {
     fputc('\n', stderr);
   }
   if (d->part_calls)
-    fprintf(stderr, "    @main's parts: %d calls of %d functions (repeated blocks compiled once)\n", d->part_calls,
-            d->part_functions);
+    fprintf(stderr, "    @main's parts: %d calls of %d functions (repeated blocks compiled once), %d values passed on\n",
+            d->part_calls, d->part_functions, d->part_results);
   if (d->split_loops)
     fprintf(stderr, "    loops split across threads: %d, of which %d copies of another (compiled once; %d in another part)\n",
             d->split_loops, d->split_loops_merged, d->split_loops_across);

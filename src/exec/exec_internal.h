@@ -146,6 +146,7 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
 typedef struct exec_outlined {
   int calls;     /* parts the entry calls */
   int functions; /* distinct part functions among them */
+  int passed;    /* the values parts return for later ops */
 } exec_outlined;
 int exec_outline_entry(MlirModule module, const char *entry, int n_parts, long min_ops, exec_outlined *out);
 enum { EXEC_MIN_OUTLINED_OPS = 256 };

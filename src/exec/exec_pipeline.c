@@ -207,7 +207,9 @@ o2m_status exec_lower_to_llvm(MlirModule module, const char *entry, int parts, e
         exec_outlined outlined;
         exec_outline_entry(module, entry, parts, EXEC_MIN_OUTLINED_OPS, &outlined);
         record(times, "outlining", exec_now_ms() - t0);
-        if (times) times->part_calls = outlined.calls, times->part_functions = outlined.functions;
+        if (times)
+          times->part_calls = outlined.calls, times->part_functions = outlined.functions,
+          times->part_results = outlined.passed;
       }
     }
     if (!s && strcmp(lowering[i].name, "convert-linalg-to-loops") == 0 && exec_parallel_loops()) {

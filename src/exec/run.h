@@ -37,6 +37,7 @@ typedef struct o2m_compile_times {
   int units_at_level[4];  /* how many LLVM units were optimised at O0..O3 */
   int part_calls;         /* parts of @main (its code cut into functions it calls) */
   int part_functions;     /* and the distinct functions among them (repeated layers: one) */
+  int part_results;       /* the values parts return for later ops */
   int split_loops;        /* loops split across threads (exec_parallel.c), */
   int split_loops_merged; /* of which copies of another, compiled once (exec_parallel_share.c), */
   int split_loops_across; /* and of those, copies of a loop in another part */
