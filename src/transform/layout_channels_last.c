@@ -135,6 +135,74 @@ static int library_pool(const o2m_node *n) {
          static_4d(n->inputs[0]) && static_4d(n->outputs[0]) && k && k->count == 2 && explicit_pads(n);
 }
 
+/* A Pad of zeros on H and W only that an AveragePool without pads of its
+ * own reads alone (PyTorch exports avg_pool2d's padding so): the pool
+ * takes its pads, the zeros counted in each average; the Pad, or NULL. */
+static o2m_node *absorbed_pad(const o2m_node *pool, int64_t *pads) {
+  o2m_node *pad = pool->inputs[0] ? pool->inputs[0]->producer : NULL;
+  if (!pad || !is_op(pad, "Pad") || pad->n_outputs != 1 || pool->inputs[0]->use_count != 1 || !pad->inputs[0] ||
+      (pad->n_inputs > 3 && pad->inputs[3]))
+    return NULL;
+  const o2m_attr *mode = o2m_node_attr(pad, "mode"), *attr_pads = o2m_node_attr(pad, "pads"),
+                 *value = o2m_node_attr(pad, "value");
+  if (mode && (mode->type != O2M_ATTR_STRING || mode->s.len != 8 || memcmp(mode->s.ptr, "constant", 8) != 0)) return NULL;
+  const o2m_tensor *given = pad->n_inputs > 1 && pad->inputs[1] ? known(pad->inputs[1]) : NULL;
+  const o2m_tensor *fill = pad->n_inputs > 2 && pad->inputs[2] ? known(pad->inputs[2]) : NULL;
+  if ((pad->n_inputs > 2 && pad->inputs[2] && (!fill || fill->count != 1 || o2m_tensor_get_float(fill, 0) != 0)) ||
+      (value && value->f != 0))
+    return NULL;
+  int64_t all[8];
+  int count = given ? (int)given->count : attr_pads ? attr_pads->count : 0;
+  if (count != 8) return NULL;
+  for (int k = 0; k < 8; k++) all[k] = given ? o2m_tensor_get_int(given, k) : attr_pads->ints[k];
+  if (all[0] || all[1] || all[4] || all[5] || all[2] < 0 || all[3] < 0 || all[6] < 0 || all[7] < 0) return NULL;
+  pads[0] = all[2], pads[1] = all[3], pads[2] = all[6], pads[3] = all[7];
+  return pad;
+}
+
+/* A float32 2-D AveragePool the library's depthwise convolution computes
+ * (convert_avg_pool): static dims, explicit pads (or those of a Pad it
+ * absorbs), no dilation, the output of floor mode (a ceil_mode window past
+ * the pads would have another divisor). Its window, the value it reads
+ * (the Pad's input when it absorbs one), whether the pads count in the
+ * averages; 0 when it is none such. */
+typedef struct avg_window {
+  int64_t kernel[2], strides[2], pads[4];
+  o2m_value *source;
+  o2m_node *pad; /* absorbed */
+  int include_pads;
+} avg_window;
+
+static int library_avg_pool(const o2m_node *n, avg_window *w) {
+  if (!is_op(n, "AveragePool") || n->n_inputs != 1 || !n->inputs[0] || xk_elem(n->inputs[0]) != O2M_DT_FLOAT ||
+      n->n_outputs != 1 || !n->outputs[0] || !static_4d(n->inputs[0]) || !static_4d(n->outputs[0]) || !explicit_pads(n))
+    return 0;
+  const o2m_attr *k = o2m_node_attr(n, "kernel_shape"), *s = o2m_node_attr(n, "strides"),
+                 *p = o2m_node_attr(n, "pads"), *d = o2m_node_attr(n, "dilations"), *pad = o2m_node_attr(n, "auto_pad"),
+                 *include = o2m_node_attr(n, "count_include_pad");
+  int valid = pad && pad->type == O2M_ATTR_STRING && pad->s.len == 5;
+  if (!k || k->count != 2 || (s && s->count != 2) || (p && !valid && p->count != 4) ||
+      (d && (d->count != 2 || d->ints[0] != 1 || d->ints[1] != 1)))
+    return 0;
+  int own_pads = 0;
+  for (int i = 0; i < 4; i++) {
+    w->pads[i] = p && !valid ? p->ints[i] : 0;
+    own_pads |= w->pads[i] != 0;
+  }
+  w->source = n->inputs[0];
+  w->include_pads = include && include->i != 0;
+  w->pad = own_pads ? NULL : absorbed_pad(n, w->pads);
+  if (w->pad) w->source = w->pad->inputs[0], w->include_pads = 1;
+  int64_t in[4], out[4];
+  if (!static_4d(w->source) || !XK_STATIC_DIMS(w->source, in) || !XK_STATIC_DIMS(n->outputs[0], out)) return 0;
+  for (int i = 0; i < 2; i++) {
+    w->kernel[i] = k->ints[i], w->strides[i] = s ? s->ints[i] : 1;
+    int64_t span = in[2 + i] + w->pads[i] + w->pads[2 + i] - w->kernel[i];
+    if (w->kernel[i] < 1 || w->strides[i] < 1 || span < 0 || out[2 + i] != span / w->strides[i] + 1) return 0;
+  }
+  return 1;
+}
+
 /* Reductions that keep a 4-D value 4-D whatever the layout. */
 static const char *const reductions[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", NULL};
 
@@ -172,6 +240,8 @@ static int reads_twin(const layout *l, const o2m_node *n, int i) {
  * their dims, of a twin. */
 static int can_convert(layout *l, const o2m_node *n) {
   if (library_conv(n) || library_qconv(l, n)) return 1;
+  avg_window window;
+  if (is_op(n, "AveragePool")) return library_avg_pool(n, &window) && fact(l, window.source)->will_twin;
   int any_twin = 0;
   for (int i = 0; i < n->n_inputs; i++)
     if (n->inputs[i] && fact(l, n->inputs[i])->will_twin) any_twin = 1;
@@ -232,6 +302,9 @@ static void analyse(layout *l, const o2m_graph *g) {
     o2m_node *n = g->nodes[i];
     l->converts[i] = (char)can_convert(l, n);
     if (l->converts[i]) fact(l, n->outputs[0])->will_twin = 1;
+    avg_window window; /* a Pad the pool takes goes with it */
+    if (l->converts[i] && library_avg_pool(n, &window) && window.pad)
+      l->converts[window.pad->index] = 1, l->fused_into[window.pad->index] = n;
   }
   /* who still reads NCHW: unconverted nodes, a converted node's constant
    * positions aside; subgraphs (uses not counted here); graph outputs */
@@ -398,10 +471,64 @@ static o2m_status convert_pool(layout *l, o2m_node *n) {
   return set_twin(l, n->outputs[0], y);
 }
 
+/* An AveragePool (with the Pad it absorbs) as the library's depthwise
+ * convolution: an NhwcFusedConv of C groups whose weights are all 1 /
+ * (the window's size), as fast as oneDNN's pooling and no new kernel. Where
+ * count_include_pad is 0 and the window overhangs the pads, a constant
+ * [1, OH, OW, 1] map of (window size / elements inside) multiplies the
+ * sums. Each output differs from the reference's sum / count by a
+ * rounding (sum times the reciprocal). */
+static o2m_status convert_avg_pool(layout *l, o2m_node *n) {
+  o2m_rewriter *rw = &l->rw;
+  avg_window win;
+  int64_t in[4], out[4];
+  if (!library_avg_pool(n, &win) || !XK_STATIC_DIMS(win.source, in) || !XK_STATIC_DIMS(n->outputs[0], out))
+    return o2m_rw_error(rw, "internal: an AveragePool the layout pass cannot convert");
+  int64_t *kernel = win.kernel, *strides = win.strides, *pads = win.pads;
+  o2m_value *x = twin_of(l, win.source), *y = new_twin_value(l, n->outputs[0]);
+  if (!x) return xk_failed(rw);
+  if (!y) return o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
+  int64_t c = in[1], taps = kernel[0] * kernel[1], w_dims[4] = {c, 1, kernel[0], kernel[1]};
+  o2m_tensor *w = o2m_rw_new_tensor(rw, O2M_DT_FLOAT, 4, w_dims);
+  if (!w) return O2M_ERR_NOMEM;
+  for (int64_t i = 0; i < c * taps; i++) ((float *)w->data)[i] = 1.0f / (float)taps;
+  int exclude = !win.include_pads && (pads[0] || pads[1] || pads[2] || pads[3]);
+  o2m_attr attrs[3] = {o2m_rw_attr_ints(rw, "strides", strides, 2), o2m_rw_attr_ints(rw, "pads", pads, 4),
+                       o2m_rw_attr_int("group", c)};
+  o2m_value *ins[2] = {x, o2m_rw_const_tensor(rw, w)};
+  o2m_value *sum = y;
+  if (exclude) {
+    const char *name = o2m_arena_printf(&rw->model->arena, "%s/nhwc_sum", n->outputs[0]->name);
+    sum = name ? o2m_graph_new_value(rw->model, rw->graph, name, O2M_VALUE_NODE) : NULL;
+  }
+  if (!ins[1] || !sum) return o2m_fail(rw->diag, O2M_ERR_NOMEM, "out of memory");
+  o2m_status s = o2m_rw_domain_node_into(rw, "com.microsoft", "NhwcFusedConv", 2, ins, 1, &sum, attrs, 3);
+  if (s) return s;
+  permute_dims(sum, n->outputs[0]);
+  if (exclude) { /* the sums of windows cut by the border, rescaled */
+    int64_t map_dims[4] = {1, out[2], out[3], 1};
+    o2m_tensor *map = o2m_rw_new_tensor(rw, O2M_DT_FLOAT, 4, map_dims);
+    if (!map) return O2M_ERR_NOMEM;
+    for (int64_t r = 0; r < out[2]; r++)
+      for (int64_t q = 0; q < out[3]; q++) {
+        int64_t top = r * strides[0] - pads[0], left = q * strides[1] - pads[1];
+        int64_t rows = (top + kernel[0] < in[2] ? top + kernel[0] : in[2]) - (top > 0 ? top : 0);
+        int64_t cols = (left + kernel[1] < in[3] ? left + kernel[1] : in[3]) - (left > 0 ? left : 0);
+        ((float *)map->data)[r * out[3] + q] = rows > 0 && cols > 0 ? (float)taps / (float)(rows * cols) : 0.0f;
+      }
+    o2m_value *scale[2] = {sum, o2m_rw_const_tensor(rw, map)};
+    if (!scale[1]) return O2M_ERR_NOMEM;
+    if ((s = o2m_rw_node_into(rw, "Mul", 2, scale, 1, &y, NULL, 0))) return s;
+    permute_dims(y, n->outputs[0]);
+  }
+  return set_twin(l, n->outputs[0], y);
+}
+
 static o2m_status convert_other(layout *l, o2m_node *n) {
   o2m_rewriter *rw = &l->rw;
   o2m_value *out;
   if (is_op(n, "MaxPool")) return convert_pool(l, n);
+  if (is_op(n, "AveragePool")) return convert_avg_pool(l, n);
   if (library_qconv(l, n)) return convert_qconv(l, n);
   int64_t axes[4];
   int n_axes = reduce_axes(n, axes);
