@@ -21,6 +21,10 @@
  *     graph output) is made from its twin by one Transpose back;
  *   - either way a Reshape where the dims other than 1 keep their order
  *     (a [1, C, 1, 1] scale): the elements stay where they are;
+ *   - an AveragePool of a twin (2-D, floor mode) becomes a depthwise
+ *     NhwcFusedConv whose weights are 1 / its window's size, with the
+ *     zero Pad before it that PyTorch exports for avg_pool2d's padding
+ *     (convert_avg_pool);
  *   - a Relu or Clip (constant bounds) that alone reads a convolution's
  *     output becomes its activation, and an Add of that output and a
  *     twin its Z (then a Relu or Clip after the Add too), as onnxruntime's
