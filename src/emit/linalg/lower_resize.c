@@ -12,10 +12,13 @@
  * computes at import, in double precision as ONNX's reference does
  * (onnx/reference/ops/op_resize.py), the source index of each tap (edge
  * clamped; -1 where tf_crop_and_resize extrapolates) and its weight, and
- * emits them as small constant tables [out, taps]. The output is one
- * linalg.generic over (output dims..., one tap loop per resized axis):
- * its body reads X with tensor.extract at the tap indices (linalg.index for
- * the axes that are not resized) and accumulates weight * value. Nearest
+ * emits them as small constant tables [out, taps]. The output is a
+ * linalg.generic over (output dims..., one tap loop per resized axis),
+ * the last output dim innermost: its body reads X with tensor.extract at
+ * the tap indices (linalg.index for the axes that are not resized) and
+ * accumulates weight * value. A weighted resize of several axes is one
+ * such generic per axis, the last axis first (emit_separable), as the
+ * reference interpolates axis by axis. Nearest
  * sampling has one tap and no accumulation (any dtype, exact). The
  * weighted modes accumulate in f32 (f64 for double and integers);
  * f16/bf16 convert back, integers round half to even and saturate, as
@@ -58,12 +61,15 @@ typedef struct rs_axis {
 
 typedef struct rs_plan {
   MlirValue x;
-  o2m_dtype dtype, acc;
+  o2m_dtype dtype, acc; /* the output's, the sums' */
+  o2m_dtype x_dtype;    /* x's: dtype, or acc for a separable pass's sums */
   int r, m, weighted, extrap, n_ins;
   int axis_of[RS_MAX_RANK]; /* j-th resized axis */
   double extrapolation;
   rs_attrs at;
   int idx_arg[RS_MAX_RANK], w_arg[RS_MAX_RANK]; /* per resized axis; -1: none */
+  /* the loop of each dim of the generic: output dim k, then tap j at r + j */
+  int loop_of[2 * RS_MAX_RANK];
   rs_axis a[RS_MAX_RANK];
 } rs_plan;
 
@@ -204,7 +210,7 @@ static void dynamic_tap(lw_ctx *cx, const rs_plan *p, int k, int tap, MlirValue 
                         MlirValue *w) {
   const rs_attrs *at = &p->at;
   const rs_axis *ax = &p->a[k];
-  MlirValue y = index_to_f64(cx, lw_loop_index(cx, k)), in = ax->in_f, x, extrap = {NULL};
+  MlirValue y = index_to_f64(cx, lw_loop_index(cx, p->loop_of[k])), in = ax->in_f, x, extrap = {NULL};
   MlirValue one = c64(cx, 1.0), half = c64(cx, 0.5), zero = c64(cx, 0.0);
   MlirValue in1 = f2(cx, "arith.subf", in, one), ow1 = f2(cx, "arith.subf", ax->ow, one);
   MlirValue ow_is_1 = lw_cmpf(cx, LW_F_OEQ, ax->ow, one);
@@ -299,7 +305,7 @@ static void dynamic_tap(lw_ctx *cx, const rs_plan *p, int k, int tap, MlirValue 
       for (int j = 0; j < n; j++)
         c[j] = f2(cx, "arith.divf", c[j], sum);
     }
-    MlirValue t = index_to_f64(cx, lw_loop_index(cx, tap)), wt = c[n - 1];
+    MlirValue t = index_to_f64(cx, lw_loop_index(cx, p->loop_of[tap])), wt = c[n - 1];
     for (int j = n - 2; j >= 0; j--)
       wt = lw_select(cx, lw_cmpf(cx, LW_F_OEQ, t, c64(cx, j)), c[j], wt);
     pos = f2(cx, "arith.addf", start, t);
@@ -328,7 +334,7 @@ static void source_indices(lw_ctx *cx, const rs_plan *p, const MlirValue *args, 
   int j = 0;
   for (int k = 0; k < p->r; k++) {
     if (!p->a[k].resized) {
-      src[k] = lw_loop_index(cx, k);
+      src[k] = lw_loop_index(cx, p->loop_of[k]);
       continue;
     }
     MlirValue t;
@@ -367,7 +373,7 @@ static o2m_status weighted_body(lw_ctx *cx, const MlirValue *args, MlirValue *yi
   const rs_plan *p = user;
   MlirValue src[RS_MAX_RANK], w[RS_MAX_RANK], any;
   source_indices(cx, p, args, src, w, &any);
-  MlirValue v = lw_scalar_cast(cx, lw_extract(cx, p->x, src), p->dtype, p->acc);
+  MlirValue v = lw_scalar_cast(cx, lw_extract(cx, p->x, src), p->x_dtype, p->acc);
   if (mlirValueIsNull(v))
     return lw_value_status(cx, v);
   if (!mlirValueIsNull(any))
@@ -393,9 +399,12 @@ static o2m_status round_body(lw_ctx *cx, const MlirValue *args, MlirValue *resul
   return lw_value_status(cx, *result);
 }
 
-static o2m_status emit_resize(lw_ctx *cx, rs_plan *p) {
+/* The resize of p->x as one generic; into *partial (in the accumulator's
+ * type) when given, else converted and set as the node's output. */
+static o2m_status emit_resize(lw_ctx *cx, rs_plan *p, MlirValue *partial) {
   int r = p->r, m = p->m, n_loops = r + (p->weighted ? m : 0);
   lw_ix dims[RS_MAX_RANK];
+  memset(dims, 0, sizeof(dims));
   for (int k = 0; k < r; k++) {
     if (p->a[k].dynamic)
       dynamic_axis_sizes(cx, p, k);
@@ -404,6 +413,12 @@ static o2m_status emit_resize(lw_ctx *cx, rs_plan *p) {
                                                    : lw_ix_c(p->a[k].out);
   }
   MlirType out_type = lw_out_type_with(cx, 0, r, dims);
+  if (partial) { /* a separable pass: the dims resized so far, the others x's (all static) */
+    int64_t shape[RS_MAX_RANK];
+    for (int k = 0; k < r; k++)
+      shape[k] = p->a[k].resized ? p->a[k].out : mlirShapedTypeGetDimSize(mlirValueGetType(p->x), k);
+    out_type = mlirRankedTensorTypeGet(r, shape, lw_elem_type(cx, p->acc), mlirAttributeGetNull());
+  }
   if (mlirTypeIsNull(out_type))
     return lw_unsupported(cx, "the output type is not known");
   for (int k = 0; k < r; k++)
@@ -411,9 +426,21 @@ static o2m_status emit_resize(lw_ctx *cx, rs_plan *p) {
         mlirShapedTypeGetDimSize(out_type, k) != p->a[k].out)
       return lw_error(cx, "output dim %d is %lld, inferred %lld", k, (long long)p->a[k].out,
                       (long long)mlirShapedTypeGetDimSize(out_type, k));
+  /* Loops in the order of the dims, but for a weighted resize of rank 2
+   * or more the last output dim goes inside the tap loops: its table
+   * lookups then change in the innermost loop only, and the row's
+   * outputs accumulate each tap in turn along contiguous memory (a
+   * bilinear upsample of a [1, 21, 32, 32] map to 256x256 took 4.5 ms with
+   * the taps innermost). Every output still sums its taps in the same
+   * order. */
+  for (int l = 0; l < n_loops; l++)
+    p->loop_of[l] = l;
+  if (p->weighted && r >= 2)
+    for (int l = r - 1; l < n_loops; l++)
+      p->loop_of[l] = l == r - 1 ? n_loops - 1 : l - 1;
   char iters[2 * RS_MAX_RANK + 1];
   for (int l = 0; l < n_loops; l++)
-    iters[l] = l < r ? 'p' : 'r';
+    iters[p->loop_of[l]] = l < r ? 'p' : 'r';
   iters[n_loops] = 0;
   MlirValue ins[2 * RS_MAX_RANK];
   MlirAttribute maps[2 * RS_MAX_RANK];
@@ -421,7 +448,7 @@ static o2m_status emit_resize(lw_ctx *cx, rs_plan *p) {
   int n_ins = 0;
   for (int j = 0; j < m; j++) {
     const rs_axis *ax = &p->a[p->axis_of[j]];
-    int exprs[2] = {p->axis_of[j], r + j};
+    int exprs[2] = {p->loop_of[p->axis_of[j]], p->loop_of[r + j]};
     p->idx_arg[j] = p->w_arg[j] = -1;
     if (ax->dynamic) {
       if (!p->weighted)
@@ -447,7 +474,7 @@ static o2m_status emit_resize(lw_ctx *cx, rs_plan *p) {
   p->n_ins = n_ins;
   int out_exprs[RS_MAX_RANK];
   for (int k = 0; k < r; k++)
-    out_exprs[k] = k;
+    out_exprs[k] = p->loop_of[k];
   MlirAttribute out_map = lw_affine_map(cx, n_loops, r, out_exprs);
   MlirValue init, result;
   if (!p->weighted) {
@@ -471,6 +498,10 @@ static o2m_status emit_resize(lw_ctx *cx, rs_plan *p) {
   o2m_status s = lw_generic(cx, &spec, &result);
   if (s)
     return s;
+  if (partial) {
+    *partial = result;
+    return O2M_OK;
+  }
   if (p->weighted && p->acc != p->dtype) {
     if (lw_dtype_is_float(p->dtype))
       s = lw_convert(cx, result, p->acc, p->dtype, &result);
@@ -480,6 +511,38 @@ static o2m_status emit_resize(lw_ctx *cx, rs_plan *p) {
       return s;
   }
   return lw_set_out(cx, 0, result);
+}
+
+/* A weighted resize of several axes as one pass per axis, the last axis
+ * first, each summing its own taps over the previous pass's result (kept
+ * in the accumulator's type; the last pass converts): 2 + 2 taps an output
+ * instead of 2 x 2 for bilinear, and every pass but the last reads its
+ * taps' rows whole. ONNX's reference interpolates axis by axis too, so the
+ * sums are the reference's (each pass rounds to the accumulator). Not for
+ * tf_crop_and_resize's extrapolation (one pass: an extrapolated position
+ * of any axis gives the value) nor dynamic axes (taps from the body). */
+static o2m_status emit_separable(lw_ctx *cx, const rs_plan *p) {
+  for (int j = 0; j < p->m; j++)
+    if (p->a[p->axis_of[j]].dynamic)
+      return emit_resize(cx, (rs_plan *)p, NULL);
+  rs_plan *pass = malloc(sizeof(*pass));
+  if (!pass)
+    return lw_error(cx, "out of memory");
+  MlirValue x = p->x;
+  o2m_status s = O2M_OK;
+  for (int j = p->m - 1; j >= 0 && !s; j--) {
+    *pass = *p;
+    int k = p->axis_of[j];
+    for (int i = 0; i < p->r; i++)
+      pass->a[i].resized = i == k;
+    pass->m = 1, pass->axis_of[0] = k;
+    pass->x = x;
+    if (j != p->m - 1)
+      pass->x_dtype = p->acc; /* reads the previous pass's sums */
+    s = emit_resize(cx, pass, j > 0 ? &x : NULL);
+  }
+  free(pass);
+  return s;
 }
 
 /* ---- attributes and parameters ---------------------------------------------- */
@@ -500,7 +563,7 @@ o2m_status lw_lower_resize(lw_ctx *cx) {
   if (mlirValueIsNull(p.x))
     return lw_error(cx, "input X is missing");
   p.r = lw_rank(p.x);
-  p.dtype = lw_in_type(cx, 0)->elem;
+  p.dtype = p.x_dtype = lw_in_type(cx, 0)->elem;
   if (p.r > RS_MAX_RANK)
     return lw_unsupported(cx, "rank above %d", RS_MAX_RANK);
   rs_attrs at = {0};
@@ -683,5 +746,5 @@ o2m_status lw_lower_resize(lw_ctx *cx) {
   }
   if (any_big)
     return lw_unsupported(cx, "sampling tables over 4M entries");
-  return emit_resize(cx, &p);
+  return p.weighted && !p.extrap && p.m > 1 ? emit_separable(cx, &p) : emit_resize(cx, &p, NULL);
 }

@@ -32,3 +32,18 @@ def interpolation(n_in, n_out):
 
 y = interpolation(7, 150) @ x.astype(np.float64) @ interpolation(9, 170).T
 np.save(f"{out}/y.npy", y.astype(np.float32))
+
+# resize3d.onnx: a trilinear Resize of [1, 2, 5, 12, 6] to [1, 2, 9, 4, 6]
+# (depth up, height down, width kept: the lowering's one pass per resized
+# axis, each on the last's result) and its NumPy output, y3d.npy.
+shape3_in, shape3_out = (1, 2, 5, 12, 6), (1, 2, 9, 4, 6)
+x3 = np.random.default_rng(6).standard_normal(shape3_in).astype(np.float32)
+node3 = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear",
+                         coordinate_transformation_mode="half_pixel")
+graph3 = helper.make_graph([node3], "resize3d", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape3_in)],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape3_out)],
+                           [numpy_helper.from_array(np.array(shape3_out, np.int64), "sizes")])
+save(helper.make_model(graph3, opset_imports=[helper.make_opsetid("", 17)]), f"{out}/resize3d.onnx")
+np.save(f"{out}/x3d.npy", x3)
+y3 = np.einsum("dD,hH,ncDHw->ncdhw", interpolation(5, 9), interpolation(12, 4), x3.astype(np.float64))
+np.save(f"{out}/y3d.npy", y3.astype(np.float32))
