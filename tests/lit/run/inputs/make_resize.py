@@ -9,14 +9,22 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
 
 out = sys.argv[1]
-shape_in, shape_out = (1, 2, 7, 9), (1, 2, 150, 170)
-x = np.random.default_rng(5).standard_normal(shape_in).astype(np.float32)
-node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear",
-                        coordinate_transformation_mode="half_pixel")
-graph = helper.make_graph([node], "resize", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)],
-                          [numpy_helper.from_array(np.array(shape_out, np.int64), "sizes")])
-save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), f"{out}/resize.onnx")
+
+
+def write(name, shape_in, shape_out, seed):
+    """A linear half_pixel Resize of shape_in to shape_out as OUT/NAME.onnx;
+    returns its input."""
+    x = np.random.default_rng(seed).standard_normal(shape_in).astype(np.float32)
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear",
+                            coordinate_transformation_mode="half_pixel")
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)],
+                              [numpy_helper.from_array(np.array(shape_out, np.int64), "sizes")])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), f"{out}/{name}.onnx")
+    return x
+
+
+x = write("resize", (1, 2, 7, 9), (1, 2, 150, 170), 5)
 np.save(f"{out}/x.npy", x)
 
 
@@ -36,14 +44,7 @@ np.save(f"{out}/y.npy", y.astype(np.float32))
 # resize3d.onnx: a trilinear Resize of [1, 2, 5, 12, 6] to [1, 2, 9, 4, 6]
 # (depth up, height down, width kept: the lowering's one pass per resized
 # axis, each on the last's result) and its NumPy output, y3d.npy.
-shape3_in, shape3_out = (1, 2, 5, 12, 6), (1, 2, 9, 4, 6)
-x3 = np.random.default_rng(6).standard_normal(shape3_in).astype(np.float32)
-node3 = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear",
-                         coordinate_transformation_mode="half_pixel")
-graph3 = helper.make_graph([node3], "resize3d", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape3_in)],
-                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape3_out)],
-                           [numpy_helper.from_array(np.array(shape3_out, np.int64), "sizes")])
-save(helper.make_model(graph3, opset_imports=[helper.make_opsetid("", 17)]), f"{out}/resize3d.onnx")
+x3 = write("resize3d", (1, 2, 5, 12, 6), (1, 2, 9, 4, 6), 6)
 np.save(f"{out}/x3d.npy", x3)
 y3 = np.einsum("dD,hH,ncDHw->ncdhw", interpolation(5, 9), interpolation(12, 4), x3.astype(np.float64))
 np.save(f"{out}/y3d.npy", y3.astype(np.float32))
