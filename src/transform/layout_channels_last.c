@@ -25,6 +25,10 @@
  *     NhwcFusedConv whose weights are 1 / its window's size, with the
  *     zero Pad before it that PyTorch exports for avg_pool2d's padding
  *     (convert_avg_pool);
+ *   - a channel shuffle (Reshape to [N, g, C/g, H, W], Transpose
+ *     [0, 2, 1, 3, 4], Reshape back) shuffles the twin's channels
+ *     (convert_shuffle), and a Slice with constant parameters takes its
+ *     axes channels last (convert_slice);
  *   - a Relu or Clip (constant bounds) that alone reads a convolution's
  *     output becomes its activation, and an Add of that output and a
  *     twin its Z (then a Relu or Clip after the Add too), as onnxruntime's
@@ -207,6 +211,55 @@ static int library_avg_pool(const o2m_node *n, avg_window *w) {
   return 1;
 }
 
+/* A channel shuffle (ShuffleNet's, as PyTorch exports it): Reshape of
+ * [N, C, H, W] to [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape
+ * back to [N, C, H, W], each read by the next alone. The last Reshape,
+ * or NULL; *groups: g. */
+static o2m_node *shuffle_end(const o2m_node *n, int64_t *groups) {
+  int64_t in[4], mid[5], out[4];
+  if (!is_op(n, "Reshape") || n->n_inputs < 1 || !n->inputs[0] || !static_4d(n->inputs[0]) || n->n_outputs != 1 ||
+      !n->outputs[0] || xk_rank(n->outputs[0]) != 5 || !XK_STATIC_DIMS(n->inputs[0], in) ||
+      !XK_STATIC_DIMS(n->outputs[0], mid) || n->outputs[0]->use_count != 1)
+    return NULL;
+  o2m_node *t = NULL, *back = NULL;
+  const o2m_graph *g = n->outputs[0]->graph;
+  for (int i = 0; g && i < g->n_nodes; i++)
+    if (g->nodes[i]->n_inputs > 0 && g->nodes[i]->inputs[0] == n->outputs[0]) t = g->nodes[i];
+  const o2m_attr *perm = t && is_op(t, "Transpose") ? o2m_node_attr(t, "perm") : NULL;
+  static const int64_t swap[5] = {0, 2, 1, 3, 4};
+  if (!perm || perm->count != 5 || memcmp(perm->ints, swap, sizeof(swap)) != 0 || t->n_outputs != 1 ||
+      !t->outputs[0] || t->outputs[0]->use_count != 1)
+    return NULL;
+  for (int i = 0; g && i < g->n_nodes; i++)
+    if (g->nodes[i]->n_inputs > 0 && g->nodes[i]->inputs[0] == t->outputs[0]) back = g->nodes[i];
+  if (!back || !is_op(back, "Reshape") || back->n_outputs != 1 || !back->outputs[0] ||
+      !static_4d(back->outputs[0]) || !XK_STATIC_DIMS(back->outputs[0], out) || memcmp(in, out, sizeof(in)) != 0 ||
+      mid[0] != in[0] || mid[1] * mid[2] != in[1] || mid[3] != in[2] || mid[4] != in[3])
+    return NULL;
+  *groups = mid[1];
+  return back;
+}
+
+/* A Slice of 4-D static dims with constant starts, ends, axes and steps:
+ * its NCHW axes (the count; 0 when it is none such). */
+static int slice_axes(const o2m_node *n, int64_t *axes) {
+  if (!is_op(n, "Slice") || n->n_inputs < 3 || !n->inputs[0] || !static_4d(n->inputs[0]) || n->n_outputs != 1 ||
+      !n->outputs[0] || !static_4d(n->outputs[0]))
+    return 0;
+  const o2m_tensor *starts = known(n->inputs[1]), *ends = known(n->inputs[2]);
+  const o2m_tensor *given = n->n_inputs > 3 && n->inputs[3] ? known(n->inputs[3]) : NULL;
+  if (!starts || !ends || starts->count != ends->count || starts->count < 1 || starts->count > 4 ||
+      (n->n_inputs > 3 && n->inputs[3] && (!given || given->count != starts->count)) ||
+      (n->n_inputs > 4 && n->inputs[4] && !known(n->inputs[4])))
+    return 0;
+  for (int k = 0; k < (int)starts->count; k++) {
+    int64_t a = given ? o2m_tensor_get_int(given, k) : k;
+    if (a < -4 || a > 3) return 0;
+    axes[k] = a < 0 ? a + 4 : a;
+  }
+  return (int)starts->count;
+}
+
 /* Reductions that keep a 4-D value 4-D whatever the layout. */
 static const char *const reductions[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", NULL};
 
@@ -233,7 +286,7 @@ static int reduce_axes(const o2m_node *n, int64_t *axes) {
 /* Which input positions of a converting node read twins (the others:
  * constants, as they are or transposed). */
 static int reads_twin(const layout *l, const o2m_node *n, int i) {
-  if (library_conv(n) || library_qconv(l, n)) return i == 0;
+  if (library_conv(n) || library_qconv(l, n) || is_op(n, "Slice") || is_op(n, "Reshape")) return i == 0;
   return 1;
 }
 
@@ -251,8 +304,10 @@ static int can_convert(layout *l, const o2m_node *n) {
     if (n->inputs[i] && fact(l, n->inputs[i])->will_twin) any_twin = 1;
   if (!any_twin) return 0;
   if (is_op(n, "MaxPool")) return library_pool(n);
+  int64_t groups, axes[4];
+  if (is_op(n, "Reshape")) return shuffle_end(n, &groups) != NULL;
+  if (is_op(n, "Slice")) return slice_axes(n, axes) > 0;
   if (n->n_outputs != 1 || !n->outputs[0] || !static_4d(n->outputs[0])) return 0;
-  int64_t axes[4];
   if (is_op(n, "GlobalAveragePool") || reduce_axes(n, axes)) return 1;
   if (is_op(n, "Concat")) {
     const o2m_attr *axis = o2m_node_attr(n, "axis");
@@ -304,8 +359,17 @@ static int activation_of(const o2m_node *n, float *lo, float *hi) {
 static void analyse(layout *l, const o2m_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) {
     o2m_node *n = g->nodes[i];
+    if (l->fused_into[i]) continue; /* a channel shuffle's Transpose and last Reshape */
     l->converts[i] = (char)can_convert(l, n);
     if (l->converts[i]) fact(l, n->outputs[0])->will_twin = 1;
+    int64_t groups;
+    o2m_node *back = l->converts[i] && is_op(n, "Reshape") ? shuffle_end(n, &groups) : NULL;
+    if (back) { /* the three as one: the last Reshape's output gets the twin */
+      o2m_node *t = back->inputs[0]->producer;
+      l->converts[t->index] = l->converts[back->index] = 1;
+      l->fused_into[t->index] = l->fused_into[back->index] = n;
+      fact(l, back->outputs[0])->will_twin = 1;
+    }
     avg_window window; /* a Pad the pool takes goes with it */
     if (l->converts[i] && library_avg_pool(n, &window) && window.pad)
       l->converts[window.pad->index] = 1, l->fused_into[window.pad->index] = n;
@@ -528,12 +592,40 @@ static o2m_status convert_avg_pool(layout *l, o2m_node *n) {
   return set_twin(l, n->outputs[0], y);
 }
 
+/* A channel shuffle channels last: [N, H, W, C] as [N, H, W, g, C/g],
+ * the last two swapped, back to [N, H, W, C]; the same channel order. */
+static o2m_status convert_shuffle(layout *l, o2m_node *n) {
+  int64_t groups, dims[4];
+  o2m_node *back = shuffle_end(n, &groups);
+  o2m_value *x = twin_of(l, n->inputs[0]);
+  if (!back || !x || !XK_STATIC_DIMS(n->inputs[0], dims)) return xk_failed(&l->rw);
+  int64_t split[5] = {dims[0], dims[2], dims[3], groups, dims[1] / groups}, swap[5] = {0, 1, 2, 4, 3};
+  int64_t whole[4] = {dims[0], dims[2], dims[3], dims[1]};
+  o2m_value *v = xk_reshape(&l->rw, x, split, 5);
+  v = v ? xk_transpose(&l->rw, v, swap, 5) : NULL;
+  v = v ? xk_reshape(&l->rw, v, whole, 4) : NULL;
+  return set_twin(l, back->outputs[0], v);
+}
+
+/* A Slice of a twin: its axes moved to their places channels last. */
+static o2m_status convert_slice(layout *l, o2m_node *n) {
+  int64_t axes[4];
+  int count = slice_axes(n, axes);
+  for (int k = 0; k < count; k++) axes[k] = to_first[axes[k]];
+  o2m_value *ins[5] = {twin_of(l, n->inputs[0]), n->inputs[1], n->inputs[2], o2m_rw_const_ints(&l->rw, axes, count),
+                       n->n_inputs > 4 ? n->inputs[4] : NULL};
+  if (!ins[0] || !ins[3]) return xk_failed(&l->rw);
+  return set_twin(l, n->outputs[0], o2m_rw_op(&l->rw, "Slice", ins[4] ? 5 : 4, ins, NULL, 0));
+}
+
 static o2m_status convert_other(layout *l, o2m_node *n) {
   o2m_rewriter *rw = &l->rw;
   o2m_value *out;
   if (is_op(n, "MaxPool")) return convert_pool(l, n);
   if (is_op(n, "AveragePool")) return convert_avg_pool(l, n);
   if (library_qconv(l, n)) return convert_qconv(l, n);
+  if (is_op(n, "Reshape")) return convert_shuffle(l, n);
+  if (is_op(n, "Slice")) return convert_slice(l, n);
   int64_t axes[4];
   int n_axes = reduce_axes(n, axes);
   if (is_op(n, "GlobalAveragePool")) {
