@@ -527,8 +527,9 @@ o2m_status exec_dispatch_parallel(MlirModule module, o2m_diag *diag) {
     /* the calls, in every function but the tasks (which call none) */
     MlirStringRef *from = malloc((size_t)s.n * sizeof(*from));
     MlirAttribute *to = malloc((size_t)s.n * sizeof(*to));
+    MlirContext ctx = mlirModuleGetContext(module);
     for (int i = 0; from && to && i < s.n; i++)
-      from[i] = s.fns[i].name, to[i] = mlirFlatSymbolRefAttrGet(mlirModuleGetContext(module), str(s.fns[i].run));
+      from[i] = s.fns[i].name, to[i] = mlirFlatSymbolRefAttrGet(ctx, str(s.fns[i].run));
     broken |= !from || !to;
     for (op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && !broken; op = mlirOperationGetNextInBlock(op)) {
       int task = 0;

@@ -211,6 +211,16 @@ static int library_avg_pool(const o2m_node *n, avg_window *w) {
   return 1;
 }
 
+/* The node reading v alone (its only use in this graph), or NULL. */
+static o2m_node *only_reader(const o2m_graph *g, const o2m_value *v) {
+  o2m_node *reader = NULL;
+  int uses = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i]->n_inputs; k++)
+      if (g->nodes[i]->inputs[k] == v) uses++, reader = g->nodes[i];
+  return uses == 1 && v->use_count == 1 ? reader : NULL;
+}
+
 /* A channel shuffle (ShuffleNet's, as PyTorch exports it): Reshape of
  * [N, C, H, W] to [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape
  * back to [N, C, H, W], each read by the next alone. The last Reshape,
@@ -219,19 +229,16 @@ static o2m_node *shuffle_end(const o2m_node *n, int64_t *groups) {
   int64_t in[4], mid[5], out[4];
   if (!is_op(n, "Reshape") || n->n_inputs < 1 || !n->inputs[0] || !static_4d(n->inputs[0]) || n->n_outputs != 1 ||
       !n->outputs[0] || xk_rank(n->outputs[0]) != 5 || !XK_STATIC_DIMS(n->inputs[0], in) ||
-      !XK_STATIC_DIMS(n->outputs[0], mid) || n->outputs[0]->use_count != 1)
+      !XK_STATIC_DIMS(n->outputs[0], mid))
     return NULL;
-  o2m_node *t = NULL, *back = NULL;
   const o2m_graph *g = n->outputs[0]->graph;
-  for (int i = 0; g && i < g->n_nodes; i++)
-    if (g->nodes[i]->n_inputs > 0 && g->nodes[i]->inputs[0] == n->outputs[0]) t = g->nodes[i];
+  o2m_node *t = g ? only_reader(g, n->outputs[0]) : NULL, *back = NULL;
   const o2m_attr *perm = t && is_op(t, "Transpose") ? o2m_node_attr(t, "perm") : NULL;
   static const int64_t swap[5] = {0, 2, 1, 3, 4};
   if (!perm || perm->count != 5 || memcmp(perm->ints, swap, sizeof(swap)) != 0 || t->n_outputs != 1 ||
-      !t->outputs[0] || t->outputs[0]->use_count != 1)
+      !t->outputs[0])
     return NULL;
-  for (int i = 0; g && i < g->n_nodes; i++)
-    if (g->nodes[i]->n_inputs > 0 && g->nodes[i]->inputs[0] == t->outputs[0]) back = g->nodes[i];
+  back = only_reader(g, t->outputs[0]);
   if (!back || !is_op(back, "Reshape") || back->n_outputs != 1 || !back->outputs[0] ||
       !static_4d(back->outputs[0]) || !XK_STATIC_DIMS(back->outputs[0], out) || memcmp(in, out, sizeof(in)) != 0 ||
       mid[0] != in[0] || mid[1] * mid[2] != in[1] || mid[3] != in[2] || mid[4] != in[3])
@@ -332,15 +339,6 @@ static int same_dims(const o2m_value *a, const o2m_value *b) {
          memcmp(da, db, sizeof(da)) == 0;
 }
 
-/* The node reading v alone (its only use in this graph), or NULL. */
-static o2m_node *only_reader(const o2m_graph *g, const o2m_value *v) {
-  o2m_node *reader = NULL;
-  int uses = 0;
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i]->n_inputs; k++)
-      if (g->nodes[i]->inputs[k] == v) uses++, reader = g->nodes[i];
-  return uses == 1 && v->use_count == 1 ? reader : NULL;
-}
 
 /* A Relu, or a Clip with constant bounds, that can be a kernel's activation. */
 static int activation_of(const o2m_node *n, float *lo, float *hi) {

@@ -412,12 +412,14 @@ static o2m_status emit_resize(lw_ctx *cx, rs_plan *p, MlirValue *partial) {
               : p->a[k].dynamic && p->a[k].out < 0 ? lw_ix_v(p->a[k].out_ix)
                                                    : lw_ix_c(p->a[k].out);
   }
-  MlirType out_type = lw_out_type_with(cx, 0, r, dims);
+  MlirType out_type;
   if (partial) { /* a separable pass: the dims resized so far, the others x's (all static) */
     int64_t shape[RS_MAX_RANK];
     for (int k = 0; k < r; k++)
       shape[k] = p->a[k].resized ? p->a[k].out : mlirShapedTypeGetDimSize(mlirValueGetType(p->x), k);
     out_type = mlirRankedTensorTypeGet(r, shape, lw_elem_type(cx, p->acc), mlirAttributeGetNull());
+  } else {
+    out_type = lw_out_type_with(cx, 0, r, dims);
   }
   if (mlirTypeIsNull(out_type))
     return lw_unsupported(cx, "the output type is not known");
@@ -522,9 +524,6 @@ static o2m_status emit_resize(lw_ctx *cx, rs_plan *p, MlirValue *partial) {
  * tf_crop_and_resize's extrapolation (one pass: an extrapolated position
  * of any axis gives the value) nor dynamic axes (taps from the body). */
 static o2m_status emit_separable(lw_ctx *cx, const rs_plan *p) {
-  for (int j = 0; j < p->m; j++)
-    if (p->a[p->axis_of[j]].dynamic)
-      return emit_resize(cx, (rs_plan *)p, NULL);
   rs_plan *pass = malloc(sizeof(*pass));
   if (!pass)
     return lw_error(cx, "out of memory");
@@ -746,5 +745,8 @@ o2m_status lw_lower_resize(lw_ctx *cx) {
   }
   if (any_big)
     return lw_unsupported(cx, "sampling tables over 4M entries");
-  return p.weighted && !p.extrap && p.m > 1 ? emit_separable(cx, &p) : emit_resize(cx, &p, NULL);
+  int separable = p.weighted && !p.extrap && p.m > 1;
+  for (int j = 0; j < p.m; j++)
+    separable &= !p.a[p.axis_of[j]].dynamic;
+  return separable ? emit_separable(cx, &p) : emit_resize(cx, &p, NULL);
 }
