@@ -39,6 +39,12 @@
 /* Channels-last convolutions and max pools through oneDNN (rt_dnnl.c). */
 #define O2M_DNNL_CONV_CALL "o2m_dnnl_conv2d"
 #define O2M_DNNL_POOL_CALL "o2m_dnnl_max_pool2d"
+/* A float32 convolution of 1 to 3 spatial dims in ONNX's layout with
+ * constant weights (rt_conv_nd.c, through oneDNN): O2M_DNNL_CONV_ND_CALL(x,
+ * w, b, y, params) on unranked buffers (x [N, C, in...], w [F, C/g, k...],
+ * b [F] (any buffer when absent), y [N, F, out...] a new row-major
+ * buffer; params i64, rt_internal.h's CN_*). */
+#define O2M_DNNL_CONV_ND_CALL "o2m_dnnl_conv_nd"
 /* The runtime's own kernels (rt_kernels.c). A float32 TopK:
  * O2M_TOPK_CALL(x, values, indices, axis, largest) on unranked buffers;
  * a float32 NonMaxSuppression: count = O2M_NMS_CALL(boxes, scores, rows,

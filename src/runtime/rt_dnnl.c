@@ -1,4 +1,4 @@
-/* rt_dnnl.c - float32 2-D convolutions, max pools and products with a
+/* rt_dnnl.c - float32 convolutions, 2-D max pools and products with a
  * weight through oneDNN (Debian's libdnnl.so.2, loaded at run time).
  *
  * Owns: finding oneDNN (none, or ONNX2MLIR_NO_DNNL=1: the JIT keeps its
@@ -25,6 +25,8 @@
  * (0 none, 1 Relu, 2 Clip), the Clip bounds as float bits. The pool: y =
  * the max of each window of x (both [N, H, W, C]), params: 0, kernel,
  * strides, pads, dilations. What oneDNN refuses runs as plain C loops.
+ * Convolutions in ONNX's layout (rt_conv_nd.c's, 1-D to 3-D) run in the
+ * layouts oneDNN's kernel picks, x and y reordered around each call.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -45,6 +47,7 @@
   X(dnnl_stream_wait)                                                                                      \
   X(dnnl_memory_desc_init_by_tag)                                                                          \
   X(dnnl_memory_desc_equal)                                                                                \
+  X(dnnl_memory_desc_get_size)                                                                             \
   X(dnnl_dilated_convolution_forward_desc_init)                                                            \
   X(dnnl_pooling_v2_forward_desc_init)                                                                     \
   X(dnnl_matmul_desc_init)                                                                                 \
@@ -153,6 +156,7 @@ enum { P_SITE, P_HAS_BIAS, P_HAS_Z, P_STRIDE, P_PAD = P_STRIDE + 2, P_DILATION =
  * built for one, KEY_THREADS) and a pool's or 8-bit convolution's marker
  * (the last word) */
 enum { KEY_WORDS = QC_COUNT + 10, KEY_THREADS = KEY_WORDS - 2 };
+_Static_assert(CN_COUNT + 10 <= KEY_THREADS, "a convolution's key (params, x and w dims) fits");
 
 typedef struct kernel_site {
   struct kernel_site *next;
@@ -163,6 +167,11 @@ typedef struct kernel_site {
   dnnl_primitive_t prim;
   dnnl_memory_t src, wei, bias, dst;
   dnnl_memory_t zp; /* an 8-bit product's A zero point (given per call) */
+  /* a convolution in ONNX's layout: x and y reordered to and from the
+   * primitive's (NULL where they agree), through buffers of a call */
+  dnnl_primitive_t src_in, dst_out;
+  dnnl_memory_t src_inner, dst_inner;
+  size_t src_bytes, dst_bytes;
 } kernel_site;
 
 static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -176,11 +185,14 @@ const void *o2m_rt_set_owner(const void *owner) {
 }
 
 static void drop_parts(kernel_site *s) {
-  if (s->prim) p_dnnl_primitive_destroy(s->prim);
-  dnnl_memory_t mems[5] = {s->src, s->wei, s->bias, s->dst, s->zp};
-  for (int i = 0; i < 5; i++)
+  dnnl_primitive_t prims[3] = {s->prim, s->src_in, s->dst_out};
+  for (int i = 0; i < 3; i++)
+    if (prims[i]) p_dnnl_primitive_destroy(prims[i]);
+  dnnl_memory_t mems[7] = {s->src, s->wei, s->bias, s->dst, s->zp, s->src_inner, s->dst_inner};
+  for (int i = 0; i < 7; i++)
     if (mems[i]) p_dnnl_memory_destroy(mems[i]);
-  s->prim = NULL, s->src = s->wei = s->bias = s->dst = s->zp = NULL;
+  s->prim = s->src_in = s->dst_out = NULL;
+  s->src = s->wei = s->bias = s->dst = s->zp = s->src_inner = s->dst_inner = NULL;
   s->weights = NULL;
 }
 
@@ -647,6 +659,132 @@ int rt_dnnl_qconv(const rt_qconv_call *c) {
   return done;
 }
 
+/* ---- float32 convolutions in ONNX's layout, 1-D to 3-D ------------------------------------- */
+
+static _Thread_local const rt_conv_nd_call *building_nd;
+
+/* A reorder from `from` to `to`; *r NULL when the two agree. */
+static int make_reorder(dnnl_primitive_t *r, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to) {
+  *r = NULL;
+  if (p_dnnl_memory_desc_equal(from, to)) return 1;
+  dnnl_primitive_desc_t rpd = NULL;
+  int ok = p_dnnl_reorder_primitive_desc_create(&rpd, from, engine, to, engine, NULL) == dnnl_success &&
+           p_dnnl_primitive_create(r, rpd) == dnnl_success;
+  if (rpd) p_dnnl_primitive_desc_destroy(rpd);
+  return ok;
+}
+
+/* The convolution with source, weights and destination in the layouts
+ * oneDNN's kernel picks, and the reorders of x and y to and from them. */
+static int build_conv_nd_site(kernel_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
+  (void)x, (void)w, (void)y;
+  const rt_conv_nd_call *c = building_nd;
+  static const dnnl_format_tag_t data_tags[3] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
+  static const dnnl_format_tag_t w_tags[3] = {dnnl_oiw, dnnl_oihw, dnnl_oidhw};
+  static const dnnl_format_tag_t grouped_tags[3] = {dnnl_goiw, dnnl_goihw, dnnl_goidhw};
+  int sp = c->rank - 2;
+  int64_t g = p[CN_GROUPS], w_dims[6] = {g, c->w_dims[0] / g}, b_dims[1] = {c->w_dims[0]};
+  memcpy(w_dims + 2, c->w_dims + 1, sizeof(int64_t) * (size_t)(c->rank - 1));
+  const int64_t *wd = g > 1 ? w_dims : w_dims + 1;
+  int w_rank = c->rank + (g > 1);
+  dnnl_memory_desc_t src_plain, dst_plain, w_plain, b_md, src_any, dst_any, w_any;
+  if (!tag_desc(&src_plain, c->rank, c->x_dims, data_tags[sp - 1]) ||
+      !tag_desc(&dst_plain, c->rank, c->y_dims, data_tags[sp - 1]) ||
+      !tag_desc(&w_plain, w_rank, wd, g > 1 ? grouped_tags[sp - 1] : w_tags[sp - 1]) ||
+      !tag_desc(&b_md, 1, b_dims, dnnl_x) || !tag_desc(&src_any, c->rank, c->x_dims, dnnl_format_tag_any) ||
+      !tag_desc(&dst_any, c->rank, c->y_dims, dnnl_format_tag_any) ||
+      !tag_desc(&w_any, w_rank, wd, dnnl_format_tag_any))
+    return 0;
+  dnnl_dims_t strides, dilates, pad_l, pad_r;
+  for (int i = 0; i < sp; i++) {
+    strides[i] = p[CN_STRIDE + i], dilates[i] = p[CN_DILATION + i] - 1;
+    pad_l[i] = p[CN_PAD_BEGIN + i], pad_r[i] = p[CN_PAD_END + i];
+  }
+  dnnl_convolution_desc_t cd;
+  dnnl_primitive_desc_t pd = NULL;
+  if (p_dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src_any,
+                                                   &w_any, p[CN_HAS_BIAS] ? &b_md : NULL, &dst_any, strides, dilates,
+                                                   pad_l, pad_r) != dnnl_success ||
+      p_dnnl_primitive_desc_create(&pd, &cd, NULL, engine, NULL) != dnnl_success)
+    return 0;
+  const dnnl_memory_desc_t *src_md = p_dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+  const dnnl_memory_desc_t *dst_md = p_dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+  const dnnl_memory_desc_t *w_md = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  int ok = make_reorder(&s->src_in, &src_plain, src_md) && make_reorder(&s->dst_out, dst_md, &dst_plain) &&
+           p_dnnl_primitive_create(&s->prim, pd) == dnnl_success &&
+           p_dnnl_memory_create(&s->src, &src_plain, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+           p_dnnl_memory_create(&s->dst, &dst_plain, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+           (!s->src_in || p_dnnl_memory_create(&s->src_inner, src_md, engine, DNNL_MEMORY_NONE) == dnnl_success) &&
+           (!s->dst_out || p_dnnl_memory_create(&s->dst_inner, dst_md, engine, DNNL_MEMORY_NONE) == dnnl_success) &&
+           p_dnnl_memory_create(&s->bias, &b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+           p_dnnl_memory_create(&s->wei, w_md, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
+           reorder_weights(&w_plain, c->w, s->wei);
+  s->src_bytes = s->src_in ? p_dnnl_memory_desc_get_size(src_md) : 0;
+  s->dst_bytes = s->dst_out ? p_dnnl_memory_desc_get_size(dst_md) : 0;
+  p_dnnl_primitive_desc_destroy(pd);
+  s->weights = c->w;
+  return ok;
+}
+
+static int set_handle(dnnl_memory_t m, const void *data) {
+  return p_dnnl_memory_set_data_handle(m, (void *)(uintptr_t)data) == dnnl_success;
+}
+
+static int execute(dnnl_primitive_t prim, int n, const dnnl_exec_arg_t *args) {
+  return p_dnnl_primitive_execute(prim, stream, n, args) == dnnl_success;
+}
+
+/* A buffer of at least `bytes` aligned for oneDNN's vector loads. */
+static void *inner_buffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
+
+/* x reordered in, the convolution, y reordered out; the inner buffers
+ * live for the call (malloc gives a freed block of the same size back). */
+static int run_conv_nd_site(kernel_site *s, const rt_conv_nd_call *c) {
+  void *src_buf = s->src_in ? inner_buffer(s->src_bytes) : NULL, *dst_buf = s->dst_out ? inner_buffer(s->dst_bytes) : NULL;
+  dnnl_memory_t src = s->src_in ? s->src_inner : s->src, dst = s->dst_out ? s->dst_inner : s->dst;
+  int ok = s->prim && (src_buf || !s->src_in) && (dst_buf || !s->dst_out) && set_handle(s->src, c->x) &&
+           set_handle(s->dst, c->y) && (!src_buf || set_handle(s->src_inner, src_buf)) &&
+           (!dst_buf || set_handle(s->dst_inner, dst_buf)) && (!c->bias || set_handle(s->bias, c->bias));
+  if (ok && s->src_in) ok = execute(s->src_in, 2, (dnnl_exec_arg_t[]){{DNNL_ARG_FROM, s->src}, {DNNL_ARG_TO, src}});
+  dnnl_exec_arg_t conv[4] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, s->wei}, {DNNL_ARG_DST, dst}, {DNNL_ARG_BIAS, s->bias}};
+  if (ok) ok = execute(s->prim, c->bias ? 4 : 3, conv);
+  if (ok && s->dst_out) ok = execute(s->dst_out, 2, (dnnl_exec_arg_t[]){{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, s->dst}});
+  ok = ok && p_dnnl_stream_wait(stream) == dnnl_success;
+  free(src_buf);
+  free(dst_buf);
+  return ok;
+}
+
+int rt_dnnl_conv_nd(const rt_conv_nd_call *c) {
+  if (!o2m_rt_dnnl_available()) return 0;
+  int64_t key[KEY_WORDS] = {0};
+  memcpy(key, c->p, sizeof(int64_t) * CN_COUNT);
+  key[CN_SITE] = (int64_t)(uintptr_t)c->w; /* a site per weights */
+  memcpy(key + CN_COUNT, c->x_dims, sizeof(int64_t) * (size_t)c->rank);
+  memcpy(key + CN_COUNT + 5, c->w_dims, sizeof(int64_t) * (size_t)c->rank);
+  key[KEY_WORDS - 1] = -4; /* a convolution in ONNX's layout */
+  int64_t macs = c->w_dims[1];
+  for (int i = 0; i < c->rank; i++) macs *= c->y_dims[i] * (i >= 2 ? c->w_dims[i] : 1);
+  key[KEY_THREADS] = op_threads(macs);
+  /* built (a primitive splits its work for the threads it is built on) and run on the call's threads */
+  int threads = call_threads(macs), owned = 0, done = 0;
+  const rt_conv_nd_call *was = building_nd;
+  building_nd = c;
+  kernel_site *s = find_site(key, build_conv_nd_site, c->p, NULL, NULL, NULL, &owned);
+  if (s && s->weights != c->w) { /* new weights (not expected): built again */
+    drop_parts(s);
+    if (!build_conv_nd_site(s, c->p, NULL, NULL, NULL)) drop_parts(s);
+  }
+  building_nd = was;
+  if (s) {
+    done = run_conv_nd_site(s, c);
+    pthread_mutex_unlock(&s->lock);
+    if (owned) free_site(s);
+  }
+  threads_back(threads);
+  return done;
+}
+
 /* ---- 8-bit matrix products ------------------------------------------------------------------ */
 
 static _Thread_local const rt_qmatmul_call *building_product;
@@ -954,6 +1092,10 @@ int rt_dnnl_qconv(const rt_qconv_call *c) {
   return 0;
 }
 int rt_dnnl_qmatmul(const rt_qmatmul_call *c) {
+  (void)c;
+  return 0;
+}
+int rt_dnnl_conv_nd(const rt_conv_nd_call *c) {
   (void)c;
   return 0;
 }

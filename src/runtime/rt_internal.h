@@ -25,6 +25,7 @@ o2m_rt_symbol rt_profile_symbol(void);
 o2m_rt_symbol rt_nbits_symbol(void);
 o2m_rt_symbol rt_qconv_symbol(void);
 o2m_rt_symbol rt_conv_integer_symbol(void);
+o2m_rt_symbol rt_conv_nd_symbol(void);
 o2m_rt_symbol rt_softmax_symbol(void);
 o2m_rt_symbol rt_qmatmul_symbol(void);
 o2m_rt_symbol rt_dynquant_symbol(void);
@@ -87,6 +88,35 @@ typedef struct rt_qconv_call {
 /* The call through oneDNN's int8 convolution (rt_dnnl.c); 0 when it
  * cannot (no oneDNN, a form it refuses). */
 int rt_dnnl_qconv(const rt_qconv_call *c);
+
+/* A float32 convolution of 1 to 3 spatial dims in ONNX's layout
+ * (rt_conv_nd.c, rt_abi.h's O2M_DNNL_CONV_ND_CALL): its params (int64: 0
+ * (unused; state is kept per weights), bias there, the spatial rank, the
+ * groups, then three entries each (the unused ones stride 1, pads 0,
+ * dilation 1) of strides, pads at the start, pads at the end and
+ * dilations (1: none)) and its dense operands. */
+enum {
+  CN_SITE,
+  CN_HAS_BIAS,
+  CN_SPATIAL,
+  CN_GROUPS,
+  CN_STRIDE,
+  CN_PAD_BEGIN = CN_STRIDE + 3,
+  CN_PAD_END = CN_PAD_BEGIN + 3,
+  CN_DILATION = CN_PAD_END + 3,
+  CN_COUNT = CN_DILATION + 3
+};
+typedef struct rt_conv_nd_call {
+  const int64_t *p;
+  int rank;                                /* 3 to 5 */
+  int64_t x_dims[5], w_dims[5], y_dims[5]; /* [N, C, in...], [F, C/g, k...], [N, F, out...] */
+  const float *x, *w, *bias;               /* bias: NULL, or F */
+  float *y;
+} rt_conv_nd_call;
+/* The call through oneDNN's convolution (rt_dnnl.c: x and y reordered
+ * to and from the layout its kernel picks); 0 when it cannot (no
+ * oneDNN, a form it refuses). */
+int rt_dnnl_conv_nd(const rt_conv_nd_call *c);
 
 /* An 8-bit matrix product (rt_qmatmul.c, rt_abi.h's O2M_QMATMUL_CALL):
  * its params (int64: 0 (unused; state is kept per B), whether A and B are int8 (else

@@ -16,6 +16,7 @@ int o2m_rt_symbols(o2m_rt_symbol *out) {
   out[n++] = rt_nbits_symbol();
   out[n++] = rt_qconv_symbol();
   out[n++] = rt_conv_integer_symbol();
+  out[n++] = rt_conv_nd_symbol();
   out[n++] = rt_softmax_symbol();
   out[n++] = rt_qmatmul_symbol();
   out[n++] = rt_dynquant_symbol();

@@ -15,7 +15,8 @@
  * in/out channels swapped, over the input spread out by `stride` (zeros
  * between elements) inside a zero border: element i lands at
  * i*stride + extent - 1 - pad_begin, and the border sizes the output.
- * f16/bf16 accumulate in f32.
+ * f16/bf16 accumulate in f32. For the JIT with oneDNN, a float32 1-D or
+ * 3-D Conv of constant weights is a call of its kernel (lw_dnnl_conv_nd).
  */
 #include <stdio.h>
 #include <string.h>
@@ -414,6 +415,8 @@ o2m_status lw_lower_conv(lw_ctx *cx) {
   int64_t kernel[LW_MAX_SPATIAL];
   o2m_status s = conv_operands(cx, &x, &w, &b, &p, kernel);
   if (s || (s = lw_window_read(cx, x, kernel, &p.win))) return s;
+  int done = 0;
+  if ((s = lw_dnnl_conv_nd(cx, &p.win, p.groups, x, w, b, &done)) || done) return s;
   x = lw_window_pad(cx, x, &p.win, lw_const_scalar(cx, p.dtype, 0));
   int blas = 0;
   if ((s = im2col_conv(cx, &p, x, w, b, &y, &blas))) return s;

@@ -16,11 +16,19 @@
  * give the node's output size, ceil_mode included), dilations. Other nodes of
  * the op, and every module not for the JIT, never come here: the shared
  * layer writes NhwcFusedConv in ONNX ops for them.
+ *
+ * A float32 Conv of 1 or 3 spatial dims in ONNX's layout with static
+ * shapes and constant weights (and bias) is one call of
+ * O2M_DNNL_CONV_ND_CALL(%x, %w, %b, %y, %params) (lw_dnnl_conv_nd; unranked
+ * buffers, the weights where the model holds them; params rt_internal.h's
+ * CN_*): oneDNN reorders x and y to and from its kernel's layout there.
  */
 #include <string.h>
 
 #include "emit/emit.h"
 #include "emit/linalg/lower.h"
+#include "emit/linalg/lower_window.h"
+#include "runtime/rt_internal.h"
 
 enum { N_PARAMS = 15 };
 
@@ -132,4 +140,48 @@ o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx) {
   if (mlirOperationIsNull(lw_op(cx, "func.call", 3, args, 0, NULL, "callee = @" O2M_DNNL_POOL_CALL, 0)))
     return lw_error(cx, "internal: cannot call the pool kernel");
   return set_result(cx, y, y_type);
+}
+
+/* ---- convolutions in ONNX's layout --------------------------------------------------------- */
+
+/* Whether the node's input i is a constant (an initializer or a value
+ * the shared layer computed). */
+static int constant_input(const lw_ctx *cx, int i) {
+  const o2m_value *v = i < cx->node->n_inputs ? cx->node->inputs[i] : NULL;
+  const o2m_tensor *t = v ? (v->known ? v->known : v->init) : NULL;
+  return t && t->data;
+}
+
+o2m_status lw_dnnl_conv_nd(lw_ctx *cx, const lw_window *win, int64_t groups, MlirValue x, MlirValue w, MlirValue b,
+                           int *done) {
+  *done = 0;
+  const o2m_type *yt = lw_out_type(cx, 0);
+  MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
+  if (!(cx->for_jit & O2M_JIT_DNNL) || !yt || yt->elem != O2M_DT_FLOAT || (win->n != 1 && win->n != 3) ||
+      mlirTypeIsNull(y_type) || !mlirShapedTypeHasStaticShape(y_type) ||
+      !mlirShapedTypeHasStaticShape(mlirValueGetType(x)) || !mlirShapedTypeHasStaticShape(mlirValueGetType(w)) ||
+      !constant_input(cx, 1) || (!mlirValueIsNull(b) && !constant_input(cx, 2)))
+    return O2M_OK;
+  int64_t p[CN_COUNT] = {0, !mlirValueIsNull(b), win->n, groups};
+  for (int i = 0; i < 3; i++) p[CN_STRIDE + i] = p[CN_DILATION + i] = 1;
+  for (int i = 0; i < win->n; i++) {
+    if (!lw_ix_is_const(win->pad_begin[i]) || !lw_ix_is_const(win->pad_end[i]) || !lw_ix_is_const(win->extra[i]) ||
+        win->extra[i].c)
+      return O2M_OK;
+    p[CN_STRIDE + i] = win->stride[i], p[CN_DILATION + i] = win->dilation[i];
+    p[CN_PAD_BEGIN + i] = win->pad_begin[i].c, p[CN_PAD_END + i] = win->pad_end[i].c;
+  }
+  int rank = 2 + win->n;
+  int64_t sizes[5];
+  for (int k = 0; k < rank; k++) sizes[k] = mlirShapedTypeGetDimSize(y_type, k);
+  static const char f32_any[] = "memref<*xf32>", i64_any[] = "memref<*xi64>";
+  MlirValue y = lw_kernel_result(cx, mlirShapedTypeGetElementType(y_type), rank, sizes, NULL);
+  MlirValue y_arg = mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, f32_any), NULL);
+  MlirValue args[5] = {lw_kernel_operand(cx, x, f32_any), lw_kernel_operand_any_align(cx, w, f32_any),
+                       mlirValueIsNull(b) ? y_arg : lw_kernel_operand_any_align(cx, b, f32_any), y_arg,
+                       lw_kernel_operand(cx, lw_const_i64_tensor(cx, p, CN_COUNT), i64_any)};
+  *done = 1;
+  return lw_call_kernel_for_out(cx, O2M_DNNL_CONV_ND_CALL,
+                                "(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xi64>) -> ()", 5,
+                                args, y, y_type, "Conv");
 }
