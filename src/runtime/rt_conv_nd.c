@@ -1,6 +1,7 @@
-/* rt_conv_nd.c - float32 convolutions of 1 to 3 spatial dims in ONNX's
- * layout (NCW, NCHW, NCDHW) with constant weights: the kernel the Linalg
- * emitter calls for them when oneDNN is there (rt_abi.h,
+/* rt_conv_nd.c - float32 convolutions and transposed convolutions of 1
+ * to 3 spatial dims in ONNX's layout (NCW, NCHW, NCDHW) with constant
+ * weights: the kernel the Linalg emitter calls for them when oneDNN is
+ * there (rt_abi.h,
  * O2M_DNNL_CONV_ND_CALL; lower_dnnl.c). oneDNN runs the convolution in
  * the layout its kernel picks (rt_dnnl_conv_nd: x and y reordered to and
  * from it around the call, the weights once per site); what it refuses,
@@ -56,6 +57,49 @@ static void reference_conv_nd(const rt_conv_nd_call *c) {
     }
 }
 
+/* y = ConvTranspose(x, w) + bias: each input element's taps added to
+ * the output element they land on (double sums). 0 when out of memory. */
+static int reference_conv_transpose_nd(const rt_conv_nd_call *c) {
+  const int64_t *p = c->p;
+  int s = (int)p[CN_SPATIAL];
+  int64_t n = c->x_dims[0], ch = c->x_dims[1], f = c->y_dims[1], g = p[CN_GROUPS], cg = ch / g, fg = f / g;
+  int64_t in[3], out[3], k[3], st[3], pad[3], dil[3];
+  for (int i = 0; i < 3; i++) {
+    in[i] = at3(c->x_dims, s, i), out[i] = at3(c->y_dims, s, i), k[i] = at3(c->w_dims, s, i);
+    st[i] = i < s ? p[CN_STRIDE + i] : 1, pad[i] = i < s ? p[CN_PAD_BEGIN + i] : 0;
+    dil[i] = i < s ? p[CN_DILATION + i] : 1;
+  }
+  int64_t in_size = in[0] * in[1] * in[2], out_size = out[0] * out[1] * out[2], taps = k[0] * k[1] * k[2];
+  double *acc = malloc((size_t)(n * f * out_size) * sizeof(double));
+  if (!acc) return 0;
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t o = 0; o < f; o++)
+      for (int64_t e = 0; e < out_size; e++) acc[(b * f + o) * out_size + e] = c->bias ? c->bias[o] : 0.0;
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t ic = 0; ic < ch; ic++) {
+      const float *x0 = c->x + (b * ch + ic) * in_size;
+      for (int64_t u = 0; u < in[0] * in[1] * in[2]; u++) {
+        int64_t at[3] = {u / (in[1] * in[2]), u / in[2] % in[1], u % in[2]};
+        for (int64_t t = 0; t < taps; t++) {
+          int64_t tap[3] = {t / (k[1] * k[2]), t / k[2] % k[1], t % k[2]}, pos = 0, inside = 1;
+          for (int i = 0; i < 3; i++) {
+            int64_t q = at[i] * st[i] + tap[i] * dil[i] - pad[i];
+            inside &= q >= 0 && q < out[i];
+            pos = pos * out[i] + q;
+          }
+          if (!inside) continue;
+          for (int64_t o = 0; o < fg; o++) {
+            int64_t oc = ic / cg * fg + o;
+            acc[(b * f + oc) * out_size + pos] += (double)x0[u] * c->w[(ic * fg + o) * taps + t];
+          }
+        }
+      }
+    }
+  for (int64_t e = 0; e < n * f * out_size; e++) c->y[e] = (float)acc[e];
+  free(acc);
+  return 1;
+}
+
 /* dims of a buffer of the call's rank; 0 when it has another */
 static int dims_of(const o2m_rt_unranked *m, int rank, int64_t *dims) {
   if (m->rank != rank) return 0;
@@ -71,11 +115,16 @@ static int shapes(rt_conv_nd_call *c, const o2m_rt_unranked *x, const o2m_rt_unr
       !dims_of(w, c->rank, c->w_dims) || !dims_of(y, c->rank, c->y_dims) || !o2m_rt_row_major(y))
     return 0;
   int64_t g = p[CN_GROUPS], *xd = c->x_dims, *wd = c->w_dims, *yd = c->y_dims;
-  if (g < 1 || xd[1] % g || yd[1] % g || wd[0] != yd[1] || wd[1] != xd[1] / g || xd[0] != yd[0]) return 0;
+  int transposed = p[CN_TRANSPOSED] != 0;
+  if (g < 1 || xd[1] % g || yd[1] % g || xd[0] != yd[0] ||
+      (transposed ? wd[0] != xd[1] || wd[1] != yd[1] / g : wd[0] != yd[1] || wd[1] != xd[1] / g))
+    return 0;
   for (int i = 0; i < c->rank - 2; i++) {
     int64_t extent = (wd[2 + i] - 1) * p[CN_DILATION + i] + 1, stride = p[CN_STRIDE + i];
-    int64_t span = xd[2 + i] + p[CN_PAD_BEGIN + i] + p[CN_PAD_END + i] - extent;
-    if (stride < 1 || p[CN_DILATION + i] < 1 || span < 0 || yd[2 + i] != span / stride + 1) return 0;
+    int64_t pads = p[CN_PAD_BEGIN + i] + p[CN_PAD_END + i], span = xd[2 + i] + pads - extent;
+    if (stride < 1 || p[CN_DILATION + i] < 1 || p[CN_PAD_BEGIN + i] < 0 || p[CN_PAD_END + i] < 0) return 0;
+    if (transposed ? yd[2 + i] != (xd[2 + i] - 1) * stride + extent - pads : span < 0 || yd[2 + i] != span / stride + 1)
+      return 0;
   }
   return 1;
 }
@@ -93,7 +142,10 @@ static void rt_conv_nd(o2m_rt_unranked *x, o2m_rt_unranked *w, o2m_rt_unranked *
   c.w = o2m_rt_dense(w, 4, &owned[1]);
   c.bias = p[CN_HAS_BIAS] ? o2m_rt_dense(b, 4, &owned[2]) : NULL;
   c.y = (float *)(intptr_t)y->desc[1] + y->desc[2];
-  if (c.x && c.w && (c.bias || !p[CN_HAS_BIAS]) && !rt_dnnl_conv_nd(&c)) reference_conv_nd(&c);
+  if (c.x && c.w && (c.bias || !p[CN_HAS_BIAS]) && !rt_dnnl_conv_nd(&c)) {
+    if (!p[CN_TRANSPOSED]) reference_conv_nd(&c);
+    else reference_conv_transpose_nd(&c);
+  }
   for (int i = 0; i < 3; i++) free(owned[i]);
 }
 

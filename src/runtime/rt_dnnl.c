@@ -25,8 +25,9 @@
  * (0 none, 1 Relu, 2 Clip), the Clip bounds as float bits. The pool: y =
  * the max of each window of x (both [N, H, W, C]), params: 0, kernel,
  * strides, pads, dilations. What oneDNN refuses runs as plain C loops.
- * Convolutions in ONNX's layout (rt_conv_nd.c's, 1-D to 3-D) run in the
- * layouts oneDNN's kernel picks, x and y reordered around each call.
+ * Convolutions and transposed ones in ONNX's layout (rt_conv_nd.c's,
+ * 1-D to 3-D) run in the layouts oneDNN's kernel picks, x and y reordered
+ * around each call.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -49,6 +50,7 @@
   X(dnnl_memory_desc_equal)                                                                                \
   X(dnnl_memory_desc_get_size)                                                                             \
   X(dnnl_dilated_convolution_forward_desc_init)                                                            \
+  X(dnnl_dilated_deconvolution_forward_desc_init)                                                          \
   X(dnnl_pooling_v2_forward_desc_init)                                                                     \
   X(dnnl_matmul_desc_init)                                                                                 \
   X(dnnl_memory_desc_init_by_strides)                                                                      \
@@ -155,8 +157,8 @@ enum { P_SITE, P_HAS_BIAS, P_HAS_Z, P_STRIDE, P_PAD = P_STRIDE + 2, P_DILATION =
 /* the params and the dims of x and w, the thread count (a primitive is
  * built for one, KEY_THREADS) and a pool's or 8-bit convolution's marker
  * (the last word) */
-enum { KEY_WORDS = QC_COUNT + 10, KEY_THREADS = KEY_WORDS - 2 };
-_Static_assert(CN_COUNT + 10 <= KEY_THREADS, "a convolution's key (params, x and w dims) fits");
+enum { KEY_WORDS = 30, KEY_THREADS = KEY_WORDS - 2 };
+_Static_assert(QC_COUNT + 8 <= KEY_THREADS && CN_COUNT + 10 <= KEY_THREADS, "a convolution's key (params, x and w dims) fits");
 
 typedef struct kernel_site {
   struct kernel_site *next;
@@ -680,17 +682,20 @@ static int build_conv_nd_site(kernel_site *s, const int64_t *p, const memref4 *x
   (void)x, (void)w, (void)y;
   const rt_conv_nd_call *c = building_nd;
   static const dnnl_format_tag_t data_tags[3] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
-  static const dnnl_format_tag_t w_tags[3] = {dnnl_oiw, dnnl_oihw, dnnl_oidhw};
-  static const dnnl_format_tag_t grouped_tags[3] = {dnnl_goiw, dnnl_goihw, dnnl_goidhw};
-  int sp = c->rank - 2;
-  int64_t g = p[CN_GROUPS], w_dims[6] = {g, c->w_dims[0] / g}, b_dims[1] = {c->w_dims[0]};
-  memcpy(w_dims + 2, c->w_dims + 1, sizeof(int64_t) * (size_t)(c->rank - 1));
+  /* weights as oneDNN's dims (G,) O, I, k... in ONNX's order: a Conv's
+   * [F, C/g, k...] (O I), a ConvTranspose's [C, F/g, k...] (I O) */
+  static const dnnl_format_tag_t w_tags[2][2][3] = {
+      {{dnnl_oiw, dnnl_oihw, dnnl_oidhw}, {dnnl_goiw, dnnl_goihw, dnnl_goidhw}},
+      {{dnnl_bac, dnnl_bacd, dnnl_bacde}, {dnnl_acbd, dnnl_acbde, dnnl_acbdef}}};
+  int sp = c->rank - 2, transposed = p[CN_TRANSPOSED] != 0;
+  int64_t g = p[CN_GROUPS], f = c->y_dims[1], w_dims[6] = {g, f / g, c->x_dims[1] / g}, b_dims[1] = {f};
+  memcpy(w_dims + 3, c->w_dims + 2, sizeof(int64_t) * (size_t)sp);
   const int64_t *wd = g > 1 ? w_dims : w_dims + 1;
   int w_rank = c->rank + (g > 1);
   dnnl_memory_desc_t src_plain, dst_plain, w_plain, b_md, src_any, dst_any, w_any;
   if (!tag_desc(&src_plain, c->rank, c->x_dims, data_tags[sp - 1]) ||
       !tag_desc(&dst_plain, c->rank, c->y_dims, data_tags[sp - 1]) ||
-      !tag_desc(&w_plain, w_rank, wd, g > 1 ? grouped_tags[sp - 1] : w_tags[sp - 1]) ||
+      !tag_desc(&w_plain, w_rank, wd, w_tags[transposed][g > 1][sp - 1]) ||
       !tag_desc(&b_md, 1, b_dims, dnnl_x) || !tag_desc(&src_any, c->rank, c->x_dims, dnnl_format_tag_any) ||
       !tag_desc(&dst_any, c->rank, c->y_dims, dnnl_format_tag_any) ||
       !tag_desc(&w_any, w_rank, wd, dnnl_format_tag_any))
@@ -701,11 +706,17 @@ static int build_conv_nd_site(kernel_site *s, const int64_t *p, const memref4 *x
     pad_l[i] = p[CN_PAD_BEGIN + i], pad_r[i] = p[CN_PAD_END + i];
   }
   dnnl_convolution_desc_t cd;
+  dnnl_deconvolution_desc_t dd;
   dnnl_primitive_desc_t pd = NULL;
-  if (p_dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src_any,
-                                                   &w_any, p[CN_HAS_BIAS] ? &b_md : NULL, &dst_any, strides, dilates,
-                                                   pad_l, pad_r) != dnnl_success ||
-      p_dnnl_primitive_desc_create(&pd, &cd, NULL, engine, NULL) != dnnl_success)
+  const dnnl_memory_desc_t *b_arg = p[CN_HAS_BIAS] ? &b_md : NULL;
+  if (transposed ? p_dnnl_dilated_deconvolution_forward_desc_init(&dd, dnnl_forward_inference, dnnl_deconvolution_direct,
+                                                                  &src_any, &w_any, b_arg, &dst_any, strides, dilates,
+                                                                  pad_l, pad_r) != dnnl_success ||
+                       p_dnnl_primitive_desc_create(&pd, &dd, NULL, engine, NULL) != dnnl_success
+                 : p_dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
+                                                                &src_any, &w_any, b_arg, &dst_any, strides, dilates,
+                                                                pad_l, pad_r) != dnnl_success ||
+                       p_dnnl_primitive_desc_create(&pd, &cd, NULL, engine, NULL) != dnnl_success)
     return 0;
   const dnnl_memory_desc_t *src_md = p_dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
   const dnnl_memory_desc_t *dst_md = p_dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
@@ -763,8 +774,10 @@ int rt_dnnl_conv_nd(const rt_conv_nd_call *c) {
   memcpy(key + CN_COUNT, c->x_dims, sizeof(int64_t) * (size_t)c->rank);
   memcpy(key + CN_COUNT + 5, c->w_dims, sizeof(int64_t) * (size_t)c->rank);
   key[KEY_WORDS - 1] = -4; /* a convolution in ONNX's layout */
+  /* a Conv's multiply-adds: each output element of the C/g inputs' taps; a ConvTranspose's: each input element's */
+  const int64_t *each = c->p[CN_TRANSPOSED] ? c->x_dims : c->y_dims;
   int64_t macs = c->w_dims[1];
-  for (int i = 0; i < c->rank; i++) macs *= c->y_dims[i] * (i >= 2 ? c->w_dims[i] : 1);
+  for (int i = 0; i < c->rank; i++) macs *= each[i] * (i >= 2 ? c->w_dims[i] : 1);
   key[KEY_THREADS] = op_threads(macs);
   /* built (a primitive splits its work for the threads it is built on) and run on the call's threads */
   int threads = call_threads(macs), owned = 0, done = 0;

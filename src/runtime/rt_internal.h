@@ -89,17 +89,20 @@ typedef struct rt_qconv_call {
  * cannot (no oneDNN, a form it refuses). */
 int rt_dnnl_qconv(const rt_qconv_call *c);
 
-/* A float32 convolution of 1 to 3 spatial dims in ONNX's layout
- * (rt_conv_nd.c, rt_abi.h's O2M_DNNL_CONV_ND_CALL): its params (int64: 0
- * (unused; state is kept per weights), bias there, the spatial rank, the
- * groups, then three entries each (the unused ones stride 1, pads 0,
- * dilation 1) of strides, pads at the start, pads at the end and
- * dilations (1: none)) and its dense operands. */
+/* A float32 Conv or ConvTranspose of 1 to 3 spatial dims in ONNX's
+ * layout (rt_conv_nd.c, rt_abi.h's O2M_DNNL_CONV_ND_CALL): its params
+ * (int64: 0 (unused; state is kept per weights), bias there, the spatial
+ * rank, the groups, whether it is a ConvTranspose, then three entries
+ * each (the unused ones stride 1, pads 0, dilation 1) of strides, pads at
+ * the start, pads at the end (a ConvTranspose's: the elements of the full
+ * transposed convolution cropped at each end) and dilations (1: none))
+ * and its dense operands. */
 enum {
   CN_SITE,
   CN_HAS_BIAS,
   CN_SPATIAL,
   CN_GROUPS,
+  CN_TRANSPOSED,
   CN_STRIDE,
   CN_PAD_BEGIN = CN_STRIDE + 3,
   CN_PAD_END = CN_PAD_BEGIN + 3,
@@ -109,7 +112,7 @@ enum {
 typedef struct rt_conv_nd_call {
   const int64_t *p;
   int rank;                                /* 3 to 5 */
-  int64_t x_dims[5], w_dims[5], y_dims[5]; /* [N, C, in...], [F, C/g, k...], [N, F, out...] */
+  int64_t x_dims[5], w_dims[5], y_dims[5]; /* [N, C, in...], [F, C/g, k...] ([C, F/g, k...] transposed), [N, F, out...] */
   const float *x, *w, *bias;               /* bias: NULL, or F */
   float *y;
 } rt_conv_nd_call;

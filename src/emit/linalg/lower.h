@@ -119,13 +119,14 @@ o2m_status lw_lower_matmul_integer(lw_ctx *cx);
 o2m_status lw_lower_conv_integer(lw_ctx *cx);
 o2m_status lw_lower_dynamic_quantize(lw_ctx *cx);
 o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx);
-/* A float32 Conv of 1 or 3 spatial dims with static shapes and constant
- * weights as a call of oneDNN's convolution (O2M_JIT_DNNL; lower_dnnl.c):
- * sets the node's output and *done, else leaves both (*done 0). x is the
- * unpadded input, `win` its window (lw_window_read). */
+/* A float32 Conv of 1 or 3 spatial dims or ConvTranspose (transposed)
+ * of 1 to 3 with static shapes and constant weights as a call of oneDNN's
+ * (O2M_JIT_DNNL; lower_dnnl.c): sets the node's output and *done, else
+ * leaves both (*done 0). x is the unpadded input, `win` its window
+ * (lw_window_read or lw_window_read_transposed). */
 struct lw_window;
-o2m_status lw_dnnl_conv_nd(lw_ctx *cx, const struct lw_window *win, int64_t groups, MlirValue x, MlirValue w,
-                           MlirValue b, int *done);
+o2m_status lw_dnnl_conv_nd(lw_ctx *cx, const struct lw_window *win, int64_t groups, int transposed, MlirValue x,
+                           MlirValue w, MlirValue b, int *done);
 
 /* o2m_emit_linalg_module for a run on `inputs` (o2m_runtime_input
  * order; may be NULL when all are tensors): each element of a sequence or

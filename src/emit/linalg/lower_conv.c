@@ -16,7 +16,8 @@
  * between elements) inside a zero border: element i lands at
  * i*stride + extent - 1 - pad_begin, and the border sizes the output.
  * f16/bf16 accumulate in f32. For the JIT with oneDNN, a float32 1-D or
- * 3-D Conv of constant weights is a call of its kernel (lw_dnnl_conv_nd).
+ * 3-D Conv and a 1-D to 3-D ConvTranspose of constant weights are calls
+ * of its kernels (lw_dnnl_conv_nd).
  */
 #include <stdio.h>
 #include <string.h>
@@ -416,7 +417,7 @@ o2m_status lw_lower_conv(lw_ctx *cx) {
   o2m_status s = conv_operands(cx, &x, &w, &b, &p, kernel);
   if (s || (s = lw_window_read(cx, x, kernel, &p.win))) return s;
   int done = 0;
-  if ((s = lw_dnnl_conv_nd(cx, &p.win, p.groups, x, w, b, &done)) || done) return s;
+  if ((s = lw_dnnl_conv_nd(cx, &p.win, p.groups, 0, x, w, b, &done)) || done) return s;
   x = lw_window_pad(cx, x, &p.win, lw_const_scalar(cx, p.dtype, 0));
   int blas = 0;
   if ((s = im2col_conv(cx, &p, x, w, b, &y, &blas))) return s;
@@ -518,6 +519,8 @@ o2m_status lw_lower_conv_transpose(lw_ctx *cx) {
     return lw_unsupported(cx, "transposed convolution with a weight of dynamic or uneven shape");
   p.in_per_group = c / p.groups;
   p.transposed = 1;
+  int done = 0;
+  if ((s = lw_dnnl_conv_nd(cx, &p.win, p.groups, 1, x, w, b, &done)) || done) return s;
   MlirValue spread = spread_input(cx, &p, x);
   if (mlirValueIsNull(spread)) return lw_error(cx, "internal: cannot spread the input");
   for (int i = 0; i < p.win.n; i++) p.win.stride[i] = 1;

@@ -17,8 +17,9 @@
  * the op, and every module not for the JIT, never come here: the shared
  * layer writes NhwcFusedConv in ONNX ops for them.
  *
- * A float32 Conv of 1 or 3 spatial dims in ONNX's layout with static
- * shapes and constant weights (and bias) is one call of
+ * A float32 Conv of 1 or 3 spatial dims or ConvTranspose of 1 to 3 in
+ * ONNX's layout with static shapes and constant weights (and bias), no
+ * padding added past the result, is one call of
  * O2M_DNNL_CONV_ND_CALL(%x, %w, %b, %y, %params) (lw_dnnl_conv_nd; unranked
  * buffers, the weights where the model holds them; params rt_internal.h's
  * CN_*): oneDNN reorders x and y to and from its kernel's layout there.
@@ -152,24 +153,31 @@ static int constant_input(const lw_ctx *cx, int i) {
   return t && t->data;
 }
 
-o2m_status lw_dnnl_conv_nd(lw_ctx *cx, const lw_window *win, int64_t groups, MlirValue x, MlirValue w, MlirValue b,
-                           int *done) {
+o2m_status lw_dnnl_conv_nd(lw_ctx *cx, const lw_window *win, int64_t groups, int transposed, MlirValue x, MlirValue w,
+                           MlirValue b, int *done) {
   *done = 0;
   const o2m_type *yt = lw_out_type(cx, 0);
   MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
-  if (!(cx->for_jit & O2M_JIT_DNNL) || !yt || yt->elem != O2M_DT_FLOAT || (win->n != 1 && win->n != 3) ||
+  /* 2-D Convs are the channels-last pass's (layout_channels_last.c) */
+  if (!(cx->for_jit & O2M_JIT_DNNL) || !yt || yt->elem != O2M_DT_FLOAT || win->n < 1 || win->n > 3 ||
+      (win->n == 2 && !transposed) ||
       mlirTypeIsNull(y_type) || !mlirShapedTypeHasStaticShape(y_type) ||
       !mlirShapedTypeHasStaticShape(mlirValueGetType(x)) || !mlirShapedTypeHasStaticShape(mlirValueGetType(w)) ||
       !constant_input(cx, 1) || (!mlirValueIsNull(b) && !constant_input(cx, 2)))
     return O2M_OK;
-  int64_t p[CN_COUNT] = {0, !mlirValueIsNull(b), win->n, groups};
+  int64_t p[CN_COUNT] = {0, !mlirValueIsNull(b), win->n, groups, transposed};
   for (int i = 0; i < 3; i++) p[CN_STRIDE + i] = p[CN_DILATION + i] = 1;
   for (int i = 0; i < win->n; i++) {
     if (!lw_ix_is_const(win->pad_begin[i]) || !lw_ix_is_const(win->pad_end[i]) || !lw_ix_is_const(win->extra[i]) ||
-        win->extra[i].c)
+        win->extra[i].c || !lw_ix_is_const(win->in[i]) || !lw_ix_is_const(win->out[i]))
       return O2M_OK;
     p[CN_STRIDE + i] = win->stride[i], p[CN_DILATION + i] = win->dilation[i];
     p[CN_PAD_BEGIN + i] = win->pad_begin[i].c, p[CN_PAD_END + i] = win->pad_end[i].c;
+    /* a ConvTranspose crops pad_begin elements of its full result at the
+     * start and what lies past `out` at the end (none may be added) */
+    if (transposed)
+      p[CN_PAD_END + i] = (win->in[i].c - 1) * win->stride[i] + lw_window_extent(win, i) - win->pad_begin[i].c - win->out[i].c;
+    if (p[CN_PAD_BEGIN + i] < 0 || p[CN_PAD_END + i] < 0) return O2M_OK;
   }
   int rank = 2 + win->n;
   int64_t sizes[5];
@@ -183,5 +191,5 @@ o2m_status lw_dnnl_conv_nd(lw_ctx *cx, const lw_window *win, int64_t groups, Mli
   *done = 1;
   return lw_call_kernel_for_out(cx, O2M_DNNL_CONV_ND_CALL,
                                 "(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xi64>) -> ()", 5,
-                                args, y, y_type, "Conv");
+                                args, y, y_type, transposed ? "ConvTranspose" : "Conv");
 }
