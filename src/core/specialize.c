@@ -74,7 +74,7 @@ static o2m_status concrete_type(o2m_model *m, const o2m_value *v, const o2m_tens
 
 /* Inputs that decide output shapes or structure rather than carry data:
  * axes, shapes, pads, repeats, slice bounds, K, sizes, scales, a dropout's
- * ratio and training mode. A runtime input whose every consumer reads it
+ * ratio and training mode, a Compress's condition. A runtime input whose every consumer reads it
  * in such a position is specialized on its value, like its shape; data
  * operands never are, so their computation still runs in the generated
  * code. Bit i marks input i. */
@@ -94,7 +94,7 @@ static const struct {
     {"Dropout", 0x6u},          {"SequenceAt", 1u << 1},    {"SequenceInsert", 1u << 2},
     {"SequenceErase", 1u << 1}, {"SplitToSequence", 1u << 1}, {"Loop", 0x3u},
     {"QLinearConv", 0xf6u},     {"QLinearMatMul", 0xf6u},  {"ConvInteger", 0xcu},
-    {"MatMulInteger", 0xcu},
+    {"MatMulInteger", 0xcu},    {"AffineGrid", 1u << 1},   {"Compress", 1u << 1},
 };
 
 static int op_matches(const char *pattern, const char *op) {
@@ -121,17 +121,19 @@ static int is_parameter_use(const o2m_node *n, int input) {
 
 /* ---- which inputs decide shapes --------------------------------------------
  * A small input is specialized on its value when every use reads it as a
- * parameter, or when it is a 0-D or 1-D integer tensor whose value reaches
+ * parameter, or when it is a 0-D or 1-D number tensor whose value reaches
  * a shape parameter through the small integer arithmetic that models do on
  * sizes (an expanded AffineGrid splits its `size` input into N, C, H, W
- * inside an If, then concatenates them into an Expand's shape). Its value
+ * inside an If, then concatenates them into an Expand's shape; an expanded
+ * window function casts its size to float for its Range). Its value
  * then decides the generated code's shapes, so the code is specialized on
  * it anyway; the cache keys such entries by the value (run_cache.c). Values
- * flow only through small integer tensors, never through Shape or Size
+ * flow only through small integer and float tensors, never through Shape or Size
  * (which read a shape, not a value), and a Loop's or If's control inputs do
  * not count at a distance: a condition computed from the data (t > 0) stays
  * a run-time decision, and data such as token ids, which feed embeddings,
- * is never caught. */
+ * is never caught. A Loop's trip count that sizes its scan outputs does
+ * count (an expanded Range's: its output has that many elements). */
 
 #define MAX_PARAMETER_ELEMENTS 64
 
@@ -180,10 +182,12 @@ static int set_add(value_set *s, const o2m_value *v) {
   return 1;
 }
 
-/* Whether v is an integer tensor of static shape and at most
+/* Whether v is an integer or float tensor of static shape and at most
  * MAX_PARAMETER_ELEMENTS elements. */
-static int is_small_integer(const o2m_value *v) {
-  if (!v || v->type.kind != O2M_TYPE_TENSOR || !o2m_dtype_is_int(v->type.elem) || v->type.rank < 0) return 0;
+static int is_small_number(const o2m_value *v) {
+  if (!v || v->type.kind != O2M_TYPE_TENSOR || !(o2m_dtype_is_int(v->type.elem) || o2m_dtype_is_float(v->type.elem)) ||
+      v->type.rank < 0)
+    return 0;
   int64_t count = 1;
   for (int k = 0; k < v->type.rank; k++) {
     int64_t size = v->type.dims[k].size;
@@ -195,6 +199,12 @@ static int is_small_integer(const o2m_value *v) {
 
 static int is_control(const o2m_node *n) {
   return !n->domain[0] && (strcmp(n->op_type, "Loop") == 0 || strcmp(n->op_type, "If") == 0);
+}
+
+/* Whether input k of control node n is a Loop's trip count that sizes
+ * its scan outputs (outputs past the carried values). */
+static int sizes_scan_outputs(const o2m_node *n, int k) {
+  return k == 0 && strcmp(n->op_type, "Loop") == 0 && n->n_outputs > n->n_inputs - 2;
 }
 
 static int reads_shape_only(const o2m_node *n) {
@@ -209,7 +219,7 @@ static int node_reaches_parameter(const o2m_node *n, value_set *from) {
   int reads = 0;
   for (int k = 0; k < n->n_inputs; k++) {
     if (!n->inputs[k] || !set_has(from, n->inputs[k])) continue;
-    if (is_parameter_use(n, k) && !is_control(n)) return 1;
+    if (is_parameter_use(n, k) && (!is_control(n) || sizes_scan_outputs(n, k))) return 1;
     reads = 1;
   }
   for (int k = 0; k < n->n_captures && !reads; k++) reads = set_has(from, n->captures[k]);
@@ -220,7 +230,7 @@ static int node_reaches_parameter(const o2m_node *n, value_set *from) {
       if (reaches_parameter(n->attrs[a].graphs[k], from)) return 1;
   }
   for (int i = 0; i < n->n_outputs; i++)
-    if (is_small_integer(n->outputs[i]) && !set_add(from, n->outputs[i])) return 0;
+    if (is_small_number(n->outputs[i]) && !set_add(from, n->outputs[i])) return 0;
   return 0;
 }
 
@@ -235,7 +245,7 @@ static int reaches_parameter(const o2m_graph *g, value_set *from) {
 static int is_parameter_input(const o2m_graph *g, const o2m_value *v, const o2m_tensor *t) {
   if (t->dtype == O2M_DT_STRING || t->count > MAX_PARAMETER_ELEMENTS) return 0;
   if (only_parameter_uses(g, v)) return 1;
-  if (!o2m_dtype_is_int(t->dtype) || t->rank > 1) return 0;
+  if (!(o2m_dtype_is_int(t->dtype) || o2m_dtype_is_float(t->dtype)) || t->rank > 1) return 0;
   value_set from = {calloc(16, sizeof(void *)), 16, 0};
   int found = from.slots && set_add(&from, v) && reaches_parameter(g, &from);
   free(from.slots);

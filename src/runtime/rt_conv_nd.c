@@ -1,11 +1,11 @@
 /* rt_conv_nd.c - float32 convolutions and transposed convolutions of 1
  * to 3 spatial dims in ONNX's layout (NCW, NCHW, NCDHW) with constant
  * weights: the kernel the Linalg emitter calls for them when oneDNN is
- * there (rt_abi.h,
- * O2M_DNNL_CONV_ND_CALL; lower_dnnl.c). oneDNN runs the convolution in
- * the layout its kernel picks (rt_dnnl_conv_nd: x and y reordered to and
- * from it around the call, the weights once per site); what it refuses,
- * or a library run where oneDNN is missing, runs as plain C loops here.
+ * there (rt_abi.h, O2M_DNNL_CONV_ND_CALL; lower_dnnl.c). oneDNN runs them
+ * in the layout its kernel picks (rt_dnnl_conv_nd: x and y reordered to
+ * and from it around the call, the weights once per site); what it
+ * refuses, or a library run where oneDNN is missing, runs as plain C
+ * loops here.
  */
 #include <stdint.h>
 #include <stdlib.h>
