@@ -262,33 +262,53 @@ static MlirValue element_count(lw_ctx *cx, MlirValue v) {
   return n;
 }
 
+/* The size of the result's dynamic dim k as the input's dim of the same
+ * symbolic name (a batch or a sequence length that the re-shape keeps);
+ * null when the input has none. */
+static MlirValue same_named_dim(lw_ctx *cx, MlirValue x, int k) {
+  const o2m_type *yt = lw_out_type(cx, 0), *xt = lw_in_type(cx, 0);
+  const char *name = yt && k < yt->rank && yt->dims ? yt->dims[k].sym : NULL;
+  for (int j = 0; name && xt && xt->dims && j < xt->rank; j++)
+    if (xt->dims[j].sym && strcmp(xt->dims[j].sym, name) == 0) return sh_dim(cx, x, j);
+  return (MlirValue){NULL};
+}
+
 /* Reshape, Flatten, Squeeze, Unsqueeze: a reshape to the inferred shape;
- * a result with one dynamic dim is a dynamic_reshape whose dynamic size
- * is the input's element count over the static sizes. */
+ * a result with dynamic dims is a dynamic_reshape: each dynamic dim named
+ * like one of the input's takes that dim's size, and one other dynamic
+ * dim at most the input's element count over the sizes known. */
 o2m_status sh_lower_reshape(lw_ctx *cx) {
   o2m_status s = sh_check_node(cx);
   if (s) return s;
   MlirValue x = lw_in(cx, 0);
   if (mlirValueIsNull(x)) return lw_error(cx, "input 0 is missing");
   MlirType type = sh_out_type(cx, 0);
-  int rank = (int)mlirShapedTypeGetRank(type), dynamic = -1;
+  int rank = (int)mlirShapedTypeGetRank(type), dynamic = -1, any_dynamic = 0;
   int64_t known = 1;
+  MlirValue dims[SH_MAX_RANK], named = i64_scalar(cx, 1);
   for (int k = 0; k < rank; k++) {
+    dims[k] = (MlirValue){NULL};
     if (!mlirShapedTypeIsDynamicDim(type, k)) {
       known *= mlirShapedTypeGetDimSize(type, k);
+      dims[k] = i64_scalar(cx, mlirShapedTypeGetDimSize(type, k));
+      continue;
+    }
+    any_dynamic = 1;
+    dims[k] = same_named_dim(cx, x, k);
+    if (!mlirValueIsNull(dims[k])) {
+      named = sh_binary(cx, "stablehlo.multiply", named, dims[k]);
       continue;
     }
     if (dynamic >= 0)
-      return lw_unsupported(cx, "not lowered with more than one dynamic dim in the result");
+      return lw_unsupported(cx, "not lowered with more than one dynamic dim in the result that the input's dims do not name");
     dynamic = k;
   }
-  if (dynamic < 0) return lw_set_out(cx, 0, sh_reshape_dynamic(cx, x, (MlirValue){NULL}, type));
-  if (known == 0) return lw_unsupported(cx, "a dynamic dim next to an empty one");
-  MlirValue dims[SH_MAX_RANK];
-  for (int k = 0; k < rank; k++)
-    dims[k] = k == dynamic
-                  ? sh_binary(cx, "stablehlo.divide", element_count(cx, x), i64_scalar(cx, known))
-                  : i64_scalar(cx, mlirShapedTypeGetDimSize(type, k));
+  if (!any_dynamic) return lw_set_out(cx, 0, sh_reshape_dynamic(cx, x, (MlirValue){NULL}, type));
+  if (dynamic >= 0) {
+    if (known == 0) return lw_unsupported(cx, "a dynamic dim next to an empty one");
+    MlirValue rest = sh_binary(cx, "stablehlo.multiply", named, i64_scalar(cx, known));
+    dims[dynamic] = sh_binary(cx, "stablehlo.divide", element_count(cx, x), rest);
+  }
   return lw_set_out(cx, 0, sh_reshape_dynamic(cx, x, sh_shape_from_dims(cx, rank, dims), type));
 }
 
@@ -811,6 +831,17 @@ o2m_status sh_lower_gather(lw_ctx *cx) {
   int rank, axis = 0;
   o2m_status s = static_input(cx, &x, dims, &rank);
   if (s || (s = axis_attr(cx, 0, rank, &axis))) return s;
+  /* one constant index (a dim picked from a shape): a slice, which
+   * StableHLO's shape refinement folds where a gather stays */
+  const o2m_value *at = cx->node->n_inputs > 1 ? cx->node->inputs[1] : NULL;
+  const o2m_tensor *one = at && at->known && at->known->data && at->known->count == 1 ? at->known : NULL;
+  int64_t out[SH_MAX_RANK];
+  if (one && one->rank <= 1 && out_sizes(cx, 0, out) == rank - 1 + one->rank) {
+    int64_t i = o2m_tensor_get_int(one, 0);
+    if (i < 0) i += dims[axis];
+    if (i < 0 || i >= dims[axis]) return lw_error(cx, "index %lld out of range", (long long)o2m_tensor_get_int(one, 0));
+    return lw_set_out(cx, 0, sh_reshape(cx, sh_slice_axis(cx, x, axis, i, 1), rank - 1 + one->rank, out));
+  }
   MlirValue idx = index_in(cx, 1, i64_scalar(cx, dims[axis]));
   MlirValue r = gather_axis(cx, x, idx, axis);
   return mlirValueIsNull(r) ? lw_unsupported(cx, "Gather of rank %d indices", sh_rank(idx))
@@ -949,15 +980,38 @@ o2m_status sh_lower_constant_of_shape(lw_ctx *cx) {
   return lw_set_out(cx, 0, sh_broadcast_in_dim(cx, one, type, shape, NULL));
 }
 
-/* Range with a static number of elements: start + iota * delta. */
+/* Range: start + iota * delta, of a static number of elements or one
+ * computed at run time. */
 o2m_status sh_lower_range(lw_ctx *cx) {
   int64_t n;
   o2m_status s = sh_check_node(cx);
   if (s) return s;
-  if (out_sizes(cx, 0, &n) != 1)
-    return lw_unsupported(cx, "the number of elements is not known at import");
   MlirType type = sh_out_type(cx, 0);
-  MlirValue iota = sh_iota(cx, type, 0);
+  MlirValue iota;
+  if (out_sizes(cx, 0, &n) == 1) {
+    iota = sh_iota(cx, type, 0);
+  } else {
+    /* known at run time: max(ceil((limit - start) / delta), 0) elements,
+     * a dynamic_iota of them; integers round up by adding delta -+ 1
+     * before the division (which truncates), so that StableHLO's shape
+     * refinement folds the count; floats go through f64 (exact below 2^53) */
+    MlirValue span = sh_binary(cx, "stablehlo.subtract", scalar_in(cx, 1), scalar_in(cx, 0)), delta = scalar_in(cx, 2);
+    MlirValue steps;
+    if (o2m_dtype_is_int(lw_out_type(cx, 0)->elem)) {
+      span = sh_convert(cx, span, sh_i64(cx)), delta = sh_convert(cx, delta, sh_i64(cx));
+      MlirValue up = sh_select(cx, sh_compare(cx, "GT", delta, i64_scalar(cx, 0)),
+                               sh_binary(cx, "stablehlo.subtract", delta, i64_scalar(cx, 1)),
+                               sh_binary(cx, "stablehlo.add", delta, i64_scalar(cx, 1)));
+      steps = sh_binary(cx, "stablehlo.divide", sh_binary(cx, "stablehlo.add", span, up), delta);
+    } else {
+      MlirType f64 = mlirF64TypeGet(cx->mc);
+      steps = sh_unary(cx, "stablehlo.ceil", sh_binary(cx, "stablehlo.divide", sh_convert(cx, span, f64), sh_convert(cx, delta, f64)));
+      steps = sh_convert(cx, steps, sh_i64(cx));
+    }
+    MlirValue count = sh_binary(cx, "stablehlo.maximum", steps, i64_scalar(cx, 0));
+    MlirValue shape = sh_shape_from_dims(cx, 1, &count);
+    iota = mlirValueIsNull(shape) ? shape : sh_op(cx, "stablehlo.dynamic_iota", 1, &shape, type, "iota_dimension = 0 : i64");
+  }
   MlirValue r = sh_binary(cx, "stablehlo.multiply", iota, scalar_in(cx, 2));
   return lw_set_out(cx, 0, sh_binary(cx, "stablehlo.add", r, scalar_in(cx, 0)));
 }
