@@ -16,18 +16,32 @@
 /* Dim k of a spatial window padded to three dims (size 1 past the rank). */
 static int64_t at3(const int64_t *dims, int spatial, int k) { return k < spatial ? dims[2 + k] : 1; }
 
+/* A call's window padded to three spatial dims (size 1, stride 1, pad 0,
+ * dilation 1 past its rank), and its channel counts. */
+typedef struct window3 {
+  int64_t n, ch, f, cg, fg;
+  int64_t in[3], out[3], k[3], st[3], pad[3], dil[3];
+} window3;
+
+static window3 window_of(const rt_conv_nd_call *c) {
+  const int64_t *p = c->p;
+  int s = (int)p[CN_SPATIAL];
+  window3 w = {.n = c->x_dims[0], .ch = c->x_dims[1], .f = c->y_dims[1]};
+  w.cg = w.ch / p[CN_GROUPS], w.fg = w.f / p[CN_GROUPS];
+  for (int i = 0; i < 3; i++) {
+    w.in[i] = at3(c->x_dims, s, i), w.out[i] = at3(c->y_dims, s, i), w.k[i] = at3(c->w_dims, s, i);
+    w.st[i] = i < s ? p[CN_STRIDE + i] : 1, w.pad[i] = i < s ? p[CN_PAD_BEGIN + i] : 0;
+    w.dil[i] = i < s ? p[CN_DILATION + i] : 1;
+  }
+  return w;
+}
+
 /* y = conv(x, w) + bias, the same arithmetic as oneDNN's in plain C
  * (double accumulators). */
 static void reference_conv_nd(const rt_conv_nd_call *c) {
-  const int64_t *p = c->p;
-  int s = (int)p[CN_SPATIAL];
-  int64_t n = c->x_dims[0], ch = c->x_dims[1], f = c->y_dims[1], g = p[CN_GROUPS], cg = ch / g, fg = f / g;
-  int64_t in[3], out[3], k[3], st[3], pad[3], dil[3];
-  for (int i = 0; i < 3; i++) {
-    in[i] = at3(c->x_dims, s, i), out[i] = at3(c->y_dims, s, i), k[i] = at3(c->w_dims, s, i);
-    st[i] = i < s ? p[CN_STRIDE + i] : 1, pad[i] = i < s ? p[CN_PAD_BEGIN + i] : 0;
-    dil[i] = i < s ? p[CN_DILATION + i] : 1;
-  }
+  window3 w = window_of(c);
+  int64_t n = w.n, ch = w.ch, f = w.f, cg = w.cg, fg = w.fg, *in = w.in, *out = w.out, *k = w.k, *st = w.st,
+          *pad = w.pad, *dil = w.dil;
   int64_t in_size = in[0] * in[1] * in[2], taps = k[0] * k[1] * k[2];
   float *y = c->y;
   for (int64_t b = 0; b < n; b++)
@@ -60,15 +74,9 @@ static void reference_conv_nd(const rt_conv_nd_call *c) {
 /* y = ConvTranspose(x, w) + bias: each input element's taps added to
  * the output element they land on (double sums). 0 when out of memory. */
 static int reference_conv_transpose_nd(const rt_conv_nd_call *c) {
-  const int64_t *p = c->p;
-  int s = (int)p[CN_SPATIAL];
-  int64_t n = c->x_dims[0], ch = c->x_dims[1], f = c->y_dims[1], g = p[CN_GROUPS], cg = ch / g, fg = f / g;
-  int64_t in[3], out[3], k[3], st[3], pad[3], dil[3];
-  for (int i = 0; i < 3; i++) {
-    in[i] = at3(c->x_dims, s, i), out[i] = at3(c->y_dims, s, i), k[i] = at3(c->w_dims, s, i);
-    st[i] = i < s ? p[CN_STRIDE + i] : 1, pad[i] = i < s ? p[CN_PAD_BEGIN + i] : 0;
-    dil[i] = i < s ? p[CN_DILATION + i] : 1;
-  }
+  window3 w = window_of(c);
+  int64_t n = w.n, ch = w.ch, f = w.f, cg = w.cg, fg = w.fg, *in = w.in, *out = w.out, *k = w.k, *st = w.st,
+          *pad = w.pad, *dil = w.dil;
   int64_t in_size = in[0] * in[1] * in[2], out_size = out[0] * out[1] * out[2], taps = k[0] * k[1] * k[2];
   double *acc = malloc((size_t)(n * f * out_size) * sizeof(double));
   if (!acc) return 0;
