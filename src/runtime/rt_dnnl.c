@@ -22,7 +22,8 @@
  * + b [F] (+ z, the same shape as y)), every operand a strided memref
  * descriptor, and params (int64): 0 (once the node's index; unused), has_bias, has_z, stride h/w, pads
  * top/left/bottom/right, dilation h/w (1 = none), groups, activation
- * (0 none, 1 Relu, 2 Clip), the Clip bounds as float bits. The pool: y =
+ * (rt_internal.h's RT_ACT_*: an eltwise post-op), its two parameters as
+ * float bits. The pool: y =
  * the max of each window of x (both [N, H, W, C]), params: 0, kernel,
  * strides, pads, dilations. What oneDNN refuses runs as plain C loops.
  * Convolutions and transposed ones in ONNX's layout (rt_conv_nd.c's,
@@ -30,6 +31,7 @@
  * around each call.
  */
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -282,6 +284,33 @@ static int conv_desc(const conv_shape *c, dnnl_convolution_desc_t *cd, dnnl_memo
                                                       pad_l, pad_r) == dnnl_success;
 }
 
+/* oneDNN's eltwise post-op of the activation p [P_ACT] names, with its
+ * alpha and beta (p [P_ALPHA], p [P_BETA] hold the activation's own as
+ * float bits); undef for a code it has none of. */
+static dnnl_alg_kind_t eltwise_of(const int64_t *p, float *alpha, float *beta) {
+  static const struct {
+    dnnl_alg_kind_t alg;
+    int own_params; /* alpha and beta from p, else these */
+    float alpha, beta;
+  } table[RT_ACT_COUNT] = {
+      [RT_ACT_RELU] = {dnnl_eltwise_relu, 0, 0.0f, 0.0f},
+      [RT_ACT_CLIP] = {dnnl_eltwise_clip_v2, 1, 0.0f, 0.0f},
+      [RT_ACT_HARD_SWISH] = {dnnl_eltwise_hardswish, 0, 0.0f, 0.0f}, /* oneDNN 2's: x relu6(x + 3) / 6 */
+      [RT_ACT_SIGMOID] = {dnnl_eltwise_logistic, 0, 0.0f, 0.0f},
+      [RT_ACT_TANH] = {dnnl_eltwise_tanh, 0, 0.0f, 0.0f},
+      [RT_ACT_LEAKY_RELU] = {dnnl_eltwise_relu, 1, 0.0f, 0.0f}, /* alpha: the slope below 0 */
+      [RT_ACT_SILU] = {dnnl_eltwise_swish, 0, 1.0f, 0.0f},      /* x sigmoid(alpha x) */
+  };
+  int64_t code = p[P_ACT];
+  if (code <= RT_ACT_NONE || code >= RT_ACT_COUNT) return dnnl_alg_kind_undef;
+  *alpha = table[code].alpha, *beta = table[code].beta;
+  if (table[code].own_params) {
+    memcpy(alpha, &p[P_ALPHA], sizeof(float));
+    memcpy(beta, &p[P_BETA], sizeof(float));
+  }
+  return table[code].alg;
+}
+
 /* Builds the site's primitive and memories (weights reordered from w). */
 static int build_site(kernel_site *s, const int64_t *p, const memref4 *x, const memref4 *w, const memref4 *y) {
   int64_t src_dims[4] = {x->sizes[0], x->sizes[3], x->sizes[1], x->sizes[2]};
@@ -295,11 +324,11 @@ static int build_site(kernel_site *s, const int64_t *p, const memref4 *x, const 
   dnnl_post_ops_t ops = NULL;
   int ok = p_dnnl_primitive_attr_create(&attr) == dnnl_success && p_dnnl_post_ops_create(&ops) == dnnl_success;
   if (ok && p[P_HAS_Z]) ok = p_dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success;
-  float lo, hi;
-  memcpy(&lo, &p[P_ALPHA], sizeof(float));
-  memcpy(&hi, &p[P_BETA], sizeof(float));
-  if (ok && p[P_ACT] == 1) ok = p_dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f) == dnnl_success;
-  if (ok && p[P_ACT] == 2) ok = p_dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_clip_v2, lo, hi) == dnnl_success;
+  if (ok && p[P_ACT] != RT_ACT_NONE) {
+    float alpha, beta;
+    dnnl_alg_kind_t alg = eltwise_of(p, &alpha, &beta);
+    ok = alg != dnnl_alg_kind_undef && p_dnnl_post_ops_append_eltwise(ops, 1.0f, alg, alpha, beta) == dnnl_success;
+  }
   if (ok) ok = p_dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
   dnnl_primitive_desc_t pd = NULL;
   if (ok) ok = p_dnnl_primitive_desc_create(&pd, &cd, attr, engine, NULL) == dnnl_success;
@@ -398,6 +427,23 @@ static void copy_dense(const memref4 *m, float *dst) {
 
 static size_t elements(const memref4 *m) { return (size_t)(m->sizes[0] * m->sizes[1] * m->sizes[2] * m->sizes[3]); }
 
+/* v through the activation p [P_ACT] names, in plain C. */
+static float activated(const int64_t *p, float v) {
+  float a, b;
+  memcpy(&a, &p[P_ALPHA], sizeof(float));
+  memcpy(&b, &p[P_BETA], sizeof(float));
+  switch (p[P_ACT]) {
+  case RT_ACT_RELU: return v < 0 ? 0 : v;
+  case RT_ACT_CLIP: return v < a ? a : v > b ? b : v;
+  case RT_ACT_HARD_SWISH: return v * fminf(fmaxf(v / 6.0f + 0.5f, 0.0f), 1.0f);
+  case RT_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+  case RT_ACT_TANH: return tanhf(v);
+  case RT_ACT_LEAKY_RELU: return v < 0 ? a * v : v;
+  case RT_ACT_SILU: return v / (1.0f + expf(-v));
+  default: return v;
+  }
+}
+
 /* A loop convolution for what oneDNN refuses (not expected: the emitter
  * passes the forms it takes), the same arithmetic in plain C. */
 static void reference_conv(const int64_t *p, const float *x, const memref4 *xm, const memref4 *w, const float *b,
@@ -423,13 +469,7 @@ static void reference_conv(const int64_t *p, const float *x, const memref4 *xm, 
             }
           }
           float *out = y + ((i * oh + r) * ow + q) * f + o;
-          float val = (float)acc + (p[P_HAS_Z] ? *out : 0.0f);
-          float lo, hi;
-          memcpy(&lo, &p[P_ALPHA], sizeof(float));
-          memcpy(&hi, &p[P_BETA], sizeof(float));
-          if (p[P_ACT] == 1 && val < 0) val = 0;
-          if (p[P_ACT] == 2) val = val < lo ? lo : val > hi ? hi : val;
-          *out = val;
+          *out = activated(p, (float)acc + (p[P_HAS_Z] ? *out : 0.0f));
         }
 }
 

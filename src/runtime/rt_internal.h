@@ -43,6 +43,21 @@ int rt_dnnl_gemm(int64_t m, int64_t n, int64_t k, const float *a, const int64_t 
 int rt_dnnl_batched_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a, const int64_t *sa,
                          const float *b, const int64_t *sb, float beta, float *c, const int64_t *sc);
 
+/* The activation a channels-last convolution (O2M_DNNL_CONV_CALL)
+ * applies to its result, by its code in the call's params; its float
+ * parameters follow it there (Clip's bounds, LeakyRelu's slope). */
+enum {
+  RT_ACT_NONE,
+  RT_ACT_RELU,
+  RT_ACT_CLIP,       /* lo, hi */
+  RT_ACT_HARD_SWISH, /* x clip(x / 6 + 1 / 2, 0, 1) */
+  RT_ACT_SIGMOID,
+  RT_ACT_TANH,
+  RT_ACT_LEAKY_RELU, /* alpha */
+  RT_ACT_SILU,       /* x sigmoid(x) */
+  RT_ACT_COUNT
+};
+
 /* The elements of m. */
 int64_t o2m_rt_count(const o2m_rt_unranked *m);
 /* Whether m's elements lie in row-major order (dims of size 1 aside). */

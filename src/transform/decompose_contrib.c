@@ -87,6 +87,7 @@ static const fused_activation fused_activations[] = {
     {"ParametricSoftplus", 2, {NULL}, {"activation_alpha", "activation_beta"}, {1.0, 1.0}, parametric_softplus_act},
     {"Clip", 2, {NULL}, {NULL}, {-INFINITY, INFINITY}, clip_act},
     {"Silu", 0, {NULL}, {NULL}, {0}, silu_act},
+    {"HardSwish", 0, {NULL}, {NULL}, {0}, NULL}, /* the layout pass's, from a HardSwish it fuses */
 };
 
 static const fused_activation *find_activation(const char *name) {
@@ -119,7 +120,7 @@ static o2m_status node_activation(o2m_rewriter *rw, int none_ok, const fused_act
   if ((*act = find_activation(name))) return O2M_OK;
   return o2m_rw_unsupported(rw, "activation '%s' is none onnxruntime fuses (Relu, Tanh, Sigmoid, Softplus, "
                             "Softsign, LeakyRelu, Elu, Celu, ThresholdedRelu, HardSigmoid, Selu, "
-                            "ScaledTanh, ParametricSoftplus, Clip, Silu)", name);
+                            "ScaledTanh, ParametricSoftplus, Clip, Silu, HardSwish)", name);
 }
 
 /* ---- FusedConv, FusedGemm --------------------------------------------------------- */

@@ -29,14 +29,17 @@
  *     [0, 2, 1, 3, 4], Reshape back) shuffles the twin's channels
  *     (convert_shuffle), and a Slice with constant parameters takes its
  *     axes channels last (convert_slice);
- *   - a Relu or Clip (constant bounds) that alone reads a convolution's
- *     output becomes its activation, and an Add of that output and a
- *     twin its Z (then a Relu or Clip after the Add too), as onnxruntime's
- *     fusers do: act(Conv(X, W, B) + Z).
+ *   - an activation that alone reads a convolution's output (Relu,
+ *     Clip of constant bounds, HardSwish, Sigmoid, Tanh, LeakyRelu), or
+ *     x gate(x) of it (SiLU, the Hardswish of older opsets), becomes the
+ *     convolution's, and an Add of that output and a twin its Z (then an
+ *     activation after the Add too), as onnxruntime's fusers do:
+ *     act(Conv(X, W, B) + Z).
  * The rewrite is for the JIT only: `import` never sees these nodes, and
  * the shared layer writes NhwcFusedConv in ONNX ops for every other use.
  * Nothing changes in a graph without such a Conv.
  */
+#include <math.h>
 #include <string.h>
 
 #include "transform/decompose_kit.h"
@@ -340,18 +343,93 @@ static int same_dims(const o2m_value *a, const o2m_value *b) {
 }
 
 
-/* A Relu, or a Clip with constant bounds, that can be a kernel's activation. */
-static int activation_of(const o2m_node *n, float *lo, float *hi) {
-  if (is_op(n, "Relu")) return 1;
+/* n's float attribute, or dflt when n has none. */
+static float float_attr(const o2m_node *n, const char *name, float dflt) {
+  const o2m_attr *a = o2m_node_attr(n, name);
+  return a && a->type == O2M_ATTR_FLOAT ? a->f : dflt;
+}
+
+/* An activation a convolution takes: its name as NhwcFusedConv's
+ * activation attribute, and its parameters. */
+typedef struct conv_act {
+  const char *name;
+  int n_params;
+  float params[2];
+} conv_act;
+
+/* Ops that alone are a kernel activation of their input, with the
+ * attribute of their parameter and its default. */
+static const struct {
+  const char *op, *param;
+  float default_value;
+} single_activations[] = {
+    {"Relu", NULL, 0}, {"HardSwish", NULL, 0}, {"Sigmoid", NULL, 0}, {"Tanh", NULL, 0}, {"LeakyRelu", "alpha", 0.01f},
+};
+
+/* The activation n applies alone: one of those above, or a Clip with
+ * constant bounds. */
+static int single_activation(const o2m_node *n, conv_act *a) {
+  *a = (conv_act){0};
+  for (size_t i = 0; i < sizeof(single_activations) / sizeof(single_activations[0]); i++) {
+    if (!is_op(n, single_activations[i].op)) continue;
+    a->name = single_activations[i].op;
+    if (single_activations[i].param) {
+      a->n_params = 1;
+      a->params[0] = float_attr(n, single_activations[i].param, single_activations[i].default_value);
+    }
+    return 1;
+  }
   if (!is_op(n, "Clip")) return 0;
-  const o2m_tensor *a = n->n_inputs > 1 && n->inputs[1] ? known(n->inputs[1]) : NULL;
-  const o2m_tensor *b = n->n_inputs > 2 && n->inputs[2] ? known(n->inputs[2]) : NULL;
-  if ((n->n_inputs > 1 && n->inputs[1] && (!a || a->count != 1)) ||
-      (n->n_inputs > 2 && n->inputs[2] && (!b || b->count != 1)))
+  const o2m_tensor *lo = n->n_inputs > 1 && n->inputs[1] ? known(n->inputs[1]) : NULL;
+  const o2m_tensor *hi = n->n_inputs > 2 && n->inputs[2] ? known(n->inputs[2]) : NULL;
+  if ((n->n_inputs > 1 && n->inputs[1] && (!lo || lo->count != 1)) ||
+      (n->n_inputs > 2 && n->inputs[2] && (!hi || hi->count != 1)))
     return 0;
-  *lo = a ? (float)o2m_tensor_get_float(a, 0) : -3.402823466e38f;
-  *hi = b ? (float)o2m_tensor_get_float(b, 0) : 3.402823466e38f;
-  return 2;
+  *a = (conv_act){"Clip", 2, {lo ? (float)o2m_tensor_get_float(lo, 0) : -3.402823466e38f,
+                              hi ? (float)o2m_tensor_get_float(hi, 0) : 3.402823466e38f}};
+  return 1;
+}
+
+/* The gate of a Mul that computes x gate(x), as PyTorch exports SiLU
+ * (Sigmoid) and, before opset 14, Hardswish (HardSigmoid of alpha 1/6,
+ * beta 1/2); NULL when it is not one. */
+static o2m_node *gate_of(const o2m_node *mul, conv_act *a) {
+  if (!is_op(mul, "Mul") || mul->n_inputs != 2 || !mul->inputs[0] || !mul->inputs[1]) return NULL;
+  for (int k = 0; k < 2; k++) {
+    o2m_node *gate = mul->inputs[k]->producer;
+    if (!gate || gate->n_inputs < 1 || gate->inputs[0] != mul->inputs[1 - k]) continue;
+    if (is_op(gate, "Sigmoid")) {
+      *a = (conv_act){.name = "Silu"};
+      return gate;
+    }
+    if (is_op(gate, "HardSigmoid") && fabsf(float_attr(gate, "alpha", 0.2f) - 1.0f / 6.0f) < 1e-6f &&
+        float_attr(gate, "beta", 0.5f) == 0.5f) {
+      *a = (conv_act){.name = "HardSwish"};
+      return gate;
+    }
+  }
+  return NULL;
+}
+
+/* The activation the node that ends a convolution's fusion applies. */
+static int activation_of(const o2m_node *n, conv_act *a) { return single_activation(n, a) || gate_of(n, a); }
+
+/* The Mul of x gate(x) when it and its gate are all that read x, and
+ * the gate's output is read by the Mul alone; NULL otherwise. */
+static o2m_node *gated_reader(layout *l, const o2m_graph *g, o2m_value *x, o2m_node **gate) {
+  if (x->use_count != 2 || fact(l, x)->needs_nchw) return NULL;
+  for (int i = 0; i < g->n_nodes; i++) {
+    o2m_node *n = g->nodes[i];
+    if (n->n_inputs < 1 || n->inputs[0] != x || n->n_outputs != 1 || !n->outputs[0]) continue;
+    o2m_node *mul = fact(l, n->outputs[0])->needs_nchw ? NULL : only_reader(g, n->outputs[0]);
+    conv_act a;
+    if (mul && gate_of(mul, &a) == n && mul->inputs[0] != mul->inputs[1] && l->converts[n->index] &&
+        l->converts[mul->index] && !l->fused_into[n->index] && !l->fused_into[mul->index]) {
+      *gate = n;
+      return mul;
+    }
+  }
+  return NULL;
 }
 
 static void analyse(layout *l, const o2m_graph *g) {
@@ -405,10 +483,14 @@ static void analyse(layout *l, const o2m_graph *g) {
     } else if (next && is_op(next, "Add")) {
       next = NULL;
     }
-    float lo, hi;
-    if (next && l->converts[next->index] && !l->fused_into[next->index] && activation_of(next, &lo, &hi)) {
+    conv_act act;
+    o2m_node *gate = NULL;
+    if (next && l->converts[next->index] && !l->fused_into[next->index] && single_activation(next, &act)) {
       l->fused_act[i] = next;
       l->fused_into[next->index] = n;
+    } else if (!next && (next = gated_reader(l, g, y, &gate))) {
+      l->fused_act[i] = next;
+      l->fused_into[next->index] = l->fused_into[gate->index] = n;
     }
   }
 }
@@ -489,16 +571,17 @@ static o2m_status convert_conv(layout *l, o2m_node *conv) {
   if (!attrs) return o2m_fail(l->rw.diag, O2M_ERR_NOMEM, "out of memory");
   for (int a = 0; a < conv->n_attrs; a++)
     if (strcmp(conv->attrs[a].name, "auto_pad") != 0) attrs[n_attrs++] = conv->attrs[a];
-  float lo = 0, hi = 0;
-  int kind = act ? activation_of(act, &lo, &hi) : 0;
-  if (kind) attrs[n_attrs++] = o2m_rw_attr_string(&l->rw, "activation", kind == 1 ? "Relu" : "Clip");
-  if (kind == 2) {
-    o2m_attr p = {.name = "activation_params", .type = O2M_ATTR_FLOATS};
-    float *v = o2m_arena_array(&l->rw.model->arena, 2, sizeof(float));
-    if (!v) return o2m_fail(l->rw.diag, O2M_ERR_NOMEM, "out of memory");
-    v[0] = lo, v[1] = hi;
-    p.floats = v, p.count = 2;
-    attrs[n_attrs++] = p;
+  conv_act a;
+  if (act && activation_of(act, &a)) {
+    attrs[n_attrs++] = o2m_rw_attr_string(&l->rw, "activation", a.name);
+    if (a.n_params) {
+      o2m_attr p = {.name = "activation_params", .type = O2M_ATTR_FLOATS, .count = a.n_params};
+      float *v = o2m_arena_array(&l->rw.model->arena, (size_t)a.n_params, sizeof(float));
+      if (!v) return o2m_fail(l->rw.diag, O2M_ERR_NOMEM, "out of memory");
+      memcpy(v, a.params, (size_t)a.n_params * sizeof(float));
+      p.floats = v;
+      attrs[n_attrs++] = p;
+    }
   }
   /* the result: the last absorbed node's output, channels last */
   o2m_node *last = act ? act : add ? add : conv;

@@ -10,7 +10,7 @@
  * weights and shapes, not per node, so identical layers have identical
  * code, exec_repeats.c), which of
  * B and Z are there, strides, pads, dilations, groups and the activation
- * (0 none, 1 Relu, 2 Clip with its bounds as float bits). An NhwcMaxPool
+ * (rt_internal.h's RT_ACT_*, with its parameters as float bits). An NhwcMaxPool
  * is a call of O2M_DNNL_POOL_CALL(%x, %y, %params) the same way, params:
  * 0, kernel, strides, pads (the bottom and right ones those that
  * give the node's output size, ceil_mode included), dilations. Other nodes of
@@ -50,16 +50,31 @@ static o2m_status set_result(lw_ctx *cx, MlirValue buffer, MlirType t) {
   return mlirValueIsNull(out) ? lw_error(cx, "internal: cannot take the kernel's result") : lw_set_out(cx, 0, out);
 }
 
-/* The activation's code and bounds; -1 for one the kernel has not. */
-static int activation(lw_ctx *cx, float *lo, float *hi) {
+/* The activations the kernel applies, by the node's activation name,
+ * with the number of activation_params each takes. */
+static const struct {
+  const char *name;
+  int code, n_params;
+} kernel_activations[] = {
+    {"Relu", RT_ACT_RELU, 0},     {"Clip", RT_ACT_CLIP, 2},           {"HardSwish", RT_ACT_HARD_SWISH, 0},
+    {"Sigmoid", RT_ACT_SIGMOID, 0}, {"Tanh", RT_ACT_TANH, 0},         {"LeakyRelu", RT_ACT_LEAKY_RELU, 1},
+    {"Silu", RT_ACT_SILU, 0},
+};
+
+/* The activation's code and parameters; -1 for one the kernel has not. */
+static int activation(lw_ctx *cx, float *params) {
   const char *act = lw_attr_string(cx, "activation", "");
-  *lo = *hi = 0;
-  if (!act[0]) return 0;
-  if (strcmp(act, "Relu") == 0) return 1;
+  params[0] = params[1] = 0;
+  if (!act[0]) return RT_ACT_NONE;
   const o2m_attr *p = lw_attr(cx, "activation_params");
-  if (strcmp(act, "Clip") != 0 || !p || p->type != O2M_ATTR_FLOATS || p->count != 2) return -1;
-  *lo = p->floats[0], *hi = p->floats[1];
-  return 2;
+  int n_given = p && p->type == O2M_ATTR_FLOATS ? p->count : 0;
+  for (size_t i = 0; i < sizeof(kernel_activations) / sizeof(kernel_activations[0]); i++) {
+    if (strcmp(act, kernel_activations[i].name) != 0) continue;
+    if (n_given != kernel_activations[i].n_params) return -1;
+    for (int k = 0; k < n_given; k++) params[k] = p->floats[k];
+    return kernel_activations[i].code;
+  }
+  return -1;
 }
 
 o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
@@ -72,8 +87,8 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
       mlirShapedTypeGetRank(y_type) != 4 || yt->elem != O2M_DT_FLOAT)
     return lw_unsupported(cx, "a channels-last convolution not of static float32 4-D tensors");
   int64_t p[N_PARAMS] = {0};
-  float lo, hi;
-  int act = activation(cx, &lo, &hi);
+  float act_params[2];
+  int act = activation(cx, act_params);
   const char *auto_pad = lw_attr_string(cx, "auto_pad", "NOTSET");
   if (act < 0 || strcmp(auto_pad, "NOTSET") != 0 || !lw_attr_ints_or(cx, "strides", 2, 1, p + 3) ||
       !lw_attr_ints_or(cx, "pads", 4, 0, p + 5) || !lw_attr_ints_or(cx, "dilations", 2, 1, p + 9))
@@ -84,8 +99,8 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
   p[2] = !mlirValueIsNull(z);
   p[11] = lw_attr_int(cx, "group", 1);
   p[12] = act;
-  memcpy(&p[13], &lo, sizeof(float));
-  memcpy(&p[14], &hi, sizeof(float));
+  memcpy(&p[13], &act_params[0], sizeof(float));
+  memcpy(&p[14], &act_params[1], sizeof(float));
   char signature[512];
   snprintf(signature, sizeof(signature), "(%s, %s, %s, %s, %s, %s) -> ()", conv_memref, conv_memref, vec_memref,
            conv_memref, conv_memref, params_memref);
