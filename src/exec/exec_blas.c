@@ -127,8 +127,11 @@ static const char *call_of(MlirOperation op, exec_kernels kernels) {
   }
   MlirAttribute maps = mlirOperationGetAttributeByName(op, str("indexing_maps"));
   MlirContext ctx = mlirOperationGetContext(op);
-  /* a weight B goes to oneDNN, packed once (exec_dnnl.c) */
-  int packed = plain && dnnl && is_weight_buffer(mlirOperationGetOperand(op, 1));
+  /* a weight B goes to oneDNN, packed once (exec_dnnl.c), when A's rows
+   * are known: a primitive holds its own packed B per row count */
+  MlirType a_type = mlirValueGetType(mlirOperationGetOperand(op, 0));
+  int packed = plain && dnnl && is_weight_buffer(mlirOperationGetOperand(op, 1)) &&
+               !mlirShapedTypeIsDynamicDim(a_type, 0);
   if (mlirAttributeIsNull(maps) || mlirAttributeEqual(maps, mlirAttributeParseGet(ctx, str(maps_of[batched]))))
     return batched ? O2M_SGEMM_BATCHED_CALL : packed ? O2M_DNNL_SGEMM_CALL : O2M_SGEMM_CALL;
   if (plain && mlirAttributeEqual(maps, mlirAttributeParseGet(ctx, str(maps_of[2]))))

@@ -83,6 +83,16 @@ static int static_4d(const o2m_value *v) {
   return v && xk_rank(v) == 4 && XK_STATIC_DIMS(v, dims);
 }
 
+/* 4-D with C, H and W known and N known or not: the oneDNN kernels take
+ * any batch (a compiled library's, a session's generic code). */
+static int image_4d(const o2m_value *v) {
+  const o2m_type *t = v ? xk_type(v) : NULL;
+  if (!t || t->kind != O2M_TYPE_TENSOR || t->rank != 4) return 0;
+  for (int k = 1; k < 4; k++)
+    if (t->dims[k].size < 0) return 0;
+  return 1;
+}
+
 /* v's dims as a 4-D operand broadcasts them (ones in front of a lower
  * rank), when all are known and its rank is at most 4. */
 static int padded_dims(const o2m_value *v, int64_t *dims) {
@@ -121,13 +131,13 @@ static int explicit_pads(const o2m_node *n) {
          (pad->s.len == 5 && memcmp(pad->s.ptr, "VALID", 5) == 0);
 }
 
-/* A Conv the library takes: float32 4-D static X and Y, constant W (and
- * B), explicit pads. */
+/* A Conv the library takes: float32 4-D X and Y of known C, H, W (any
+ * batch), constant W (and B), explicit pads. */
 static int library_conv(const o2m_node *n) {
   if (!is_op(n, "Conv") || n->n_inputs < 2 || n->n_outputs != 1 || !n->outputs[0]) return 0;
   const o2m_value *x = n->inputs[0], *w = n->inputs[1], *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
   if (!explicit_pads(n)) return 0;
-  return x && xk_elem(x) == O2M_DT_FLOAT && static_4d(x) && static_4d(n->outputs[0]) && known(w) &&
+  return x && xk_elem(x) == O2M_DT_FLOAT && image_4d(x) && image_4d(n->outputs[0]) && known(w) &&
          known(w)->rank == 4 && (!b || (known(b) && known(b)->rank == 1));
 }
 
@@ -143,7 +153,7 @@ static int library_pool(const o2m_node *n) {
   const o2m_attr *k = o2m_node_attr(n, "kernel_shape");
   return is_op(n, "MaxPool") && n->n_inputs == 1 && n->inputs[0] && xk_elem(n->inputs[0]) == O2M_DT_FLOAT &&
          (n->n_outputs == 1 || !n->outputs[1] || !n->outputs[1]->use_count) && n->outputs[0] &&
-         static_4d(n->inputs[0]) && static_4d(n->outputs[0]) && k && k->count == 2 && explicit_pads(n);
+         image_4d(n->inputs[0]) && image_4d(n->outputs[0]) && k && k->count == 2 && explicit_pads(n);
 }
 
 /* A Pad of zeros on H and W only that an AveragePool without pads of its
@@ -317,13 +327,13 @@ static int can_convert(layout *l, const o2m_node *n) {
   int64_t groups, axes[4];
   if (is_op(n, "Reshape")) return shuffle_end(n, &groups) != NULL;
   if (is_op(n, "Slice")) return slice_axes(n, axes) > 0;
-  if (n->n_outputs != 1 || !n->outputs[0] || !static_4d(n->outputs[0])) return 0;
+  if (n->n_outputs != 1 || !n->outputs[0] || !image_4d(n->outputs[0])) return 0;
   if (is_op(n, "GlobalAveragePool") || reduce_axes(n, axes)) return 1;
   if (is_op(n, "Concat")) {
     const o2m_attr *axis = o2m_node_attr(n, "axis");
     if (!axis || (axis->i != 1 && axis->i != -3)) return 0;
     for (int i = 0; i < n->n_inputs; i++)
-      if (!n->inputs[i] || !static_4d(n->inputs[i])) return 0;
+      if (!n->inputs[i] || !image_4d(n->inputs[i])) return 0;
     return 1;
   }
   if (!is_agnostic(n)) return 0;
@@ -335,11 +345,15 @@ static int can_convert(layout *l, const o2m_node *n) {
   return 1;
 }
 
-/* Whether a and b are 4-D of the same static dims (no broadcast). */
+/* Whether a and b are 4-D of the same dims (no broadcast): C, H, W
+ * known and equal, N equal or of one symbol. */
 static int same_dims(const o2m_value *a, const o2m_value *b) {
-  int64_t da[4], db[4];
-  return static_4d(a) && static_4d(b) && XK_STATIC_DIMS(a, da) && XK_STATIC_DIMS(b, db) &&
-         memcmp(da, db, sizeof(da)) == 0;
+  if (!image_4d(a) || !image_4d(b)) return 0;
+  const o2m_dim *da = xk_type(a)->dims, *db = xk_type(b)->dims;
+  for (int k = 1; k < 4; k++)
+    if (da[k].size != db[k].size) return 0;
+  if (da[0].size >= 0 || db[0].size >= 0) return da[0].size == db[0].size;
+  return da[0].sym && db[0].sym && strcmp(da[0].sym, db[0].sym) == 0;
 }
 
 

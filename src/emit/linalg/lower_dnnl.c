@@ -37,11 +37,25 @@ static const char conv_memref[] = "memref<?x?x?x?xf32, strided<[?, ?, ?, ?], off
 static const char vec_memref[] = "memref<?xf32, strided<[?], offset: ?>>";
 static const char params_memref[] = "memref<?xi64, strided<[?], offset: ?>>";
 
-/* A new buffer for a result of static tensor type t. */
-static MlirValue result_buffer(lw_ctx *cx, MlirType t) {
+/* Whether t is a 4-D float32 tensor type of known H, W, C: the batch
+ * may be dynamic (the kernels take any). */
+static int image_type(MlirType t) {
+  if (mlirTypeIsNull(t) || !mlirTypeIsARankedTensor(t) || mlirShapedTypeGetRank(t) != 4 ||
+      !mlirTypeIsAF32(mlirShapedTypeGetElementType(t)))
+    return 0;
+  for (int k = 1; k < 4; k++)
+    if (mlirShapedTypeIsDynamicDim(t, k)) return 0;
+  return 1;
+}
+
+/* A new buffer for a result of tensor type t, its batch x's when t's is
+ * dynamic. */
+static MlirValue result_buffer(lw_ctx *cx, MlirType t, MlirValue x) {
   int64_t sizes[4];
+  MlirValue dims[4] = {{NULL}};
   for (int k = 0; k < 4; k++) sizes[k] = mlirShapedTypeGetDimSize(t, k);
-  return lw_kernel_result(cx, mlirShapedTypeGetElementType(t), 4, sizes, NULL);
+  if (mlirShapedTypeIsDynamicDim(t, 0)) dims[0] = lw_dim(cx, x, 0);
+  return lw_kernel_result(cx, mlirShapedTypeGetElementType(t), 4, sizes, dims);
 }
 
 /* The buffer the kernel wrote as the node's output. */
@@ -82,10 +96,9 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
   MlirValue x = lw_in(cx, 0), w = lw_in(cx, 1), b = lw_in(cx, 2), z = lw_in(cx, 3);
   const o2m_type *yt = lw_out_type(cx, 0);
   MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
-  if (mlirValueIsNull(x) || mlirValueIsNull(w) || mlirTypeIsNull(y_type) || !mlirShapedTypeHasStaticShape(y_type) ||
-      !mlirShapedTypeHasStaticShape(mlirValueGetType(x)) || !mlirShapedTypeHasStaticShape(mlirValueGetType(w)) ||
-      mlirShapedTypeGetRank(y_type) != 4 || yt->elem != O2M_DT_FLOAT)
-    return lw_unsupported(cx, "a channels-last convolution not of static float32 4-D tensors");
+  if (mlirValueIsNull(x) || mlirValueIsNull(w) || !image_type(y_type) || !image_type(mlirValueGetType(x)) ||
+      !mlirShapedTypeHasStaticShape(mlirValueGetType(w)) || yt->elem != O2M_DT_FLOAT)
+    return lw_unsupported(cx, "a channels-last convolution not of float32 4-D tensors of known H, W, C");
   int64_t p[N_PARAMS] = {0};
   float act_params[2];
   int act = activation(cx, act_params);
@@ -105,7 +118,7 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
   snprintf(signature, sizeof(signature), "(%s, %s, %s, %s, %s, %s) -> ()", conv_memref, conv_memref, vec_memref,
            conv_memref, conv_memref, params_memref);
   lw_declare_kernel(cx, O2M_DNNL_CONV_CALL, signature);
-  MlirValue y = result_buffer(cx, y_type);
+  MlirValue y = result_buffer(cx, y_type, x);
   MlirValue y_arg = mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, conv_memref), NULL);
   if (mlirValueIsNull(b)) b = lw_filled(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, 1, (int64_t[]){1}), NULL,
                                         lw_const_scalar(cx, O2M_DT_FLOAT, 0));
@@ -128,10 +141,8 @@ o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx) {
   MlirValue x = lw_in(cx, 0);
   const o2m_type *yt = lw_out_type(cx, 0);
   MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
-  if (mlirValueIsNull(x) || mlirTypeIsNull(y_type) || !mlirShapedTypeHasStaticShape(y_type) ||
-      !mlirShapedTypeHasStaticShape(mlirValueGetType(x)) || mlirShapedTypeGetRank(y_type) != 4 ||
-      yt->elem != O2M_DT_FLOAT)
-    return lw_unsupported(cx, "a channels-last max pool not of static float32 4-D tensors");
+  if (mlirValueIsNull(x) || !image_type(y_type) || !image_type(mlirValueGetType(x)) || yt->elem != O2M_DT_FLOAT)
+    return lw_unsupported(cx, "a channels-last max pool not of float32 4-D tensors of known H, W, C");
   int64_t p[N_POOL_PARAMS] = {0};
   const char *auto_pad = lw_attr_string(cx, "auto_pad", "NOTSET");
   if ((strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0) || !lw_attr_ints_or(cx, "kernel_shape", 2, 1, p + 1) ||
@@ -147,7 +158,7 @@ o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx) {
   char signature[256];
   snprintf(signature, sizeof(signature), "(%s, %s, %s) -> ()", conv_memref, conv_memref, params_memref);
   lw_declare_kernel(cx, O2M_DNNL_POOL_CALL, signature);
-  MlirValue y = result_buffer(cx, y_type);
+  MlirValue y = result_buffer(cx, y_type, x);
   MlirValue args[3] = {lw_kernel_operand(cx, x, conv_memref),
                        mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, conv_memref), NULL),
                        lw_kernel_operand(cx, lw_const_i64_tensor(cx, p, N_POOL_PARAMS), params_memref)};

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "emit/linalg/lower_elementwise.h"
+#include "emit/linalg/lower_shape.h"
 #include "emit/linalg/lower_window.h"
 
 enum { MAX_OPERANDS = 8, MAX_LABELS = 64, NO_LABEL = -1 };
@@ -160,10 +161,15 @@ static int named_matmul(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dtype, M
 MlirValue lw_blas_product(lw_ctx *cx, MlirValue a, MlirValue b, int b_transposed, MlirValue init) {
   int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(a));
   int64_t sizes[3];
-  for (int k = 0; k < rank - 1; k++) sizes[k] = lw_static_dim(a, k);
-  sizes[rank - 1] = lw_static_dim(b, b_transposed ? 0 : rank - 1);
+  MlirValue dims[3]; /* the dynamic ones' */
+  for (int k = 0; k < rank; k++) {
+    MlirValue src = k < rank - 1 ? a : b;
+    int at = k < rank - 1 ? k : b_transposed ? 0 : rank - 1;
+    sizes[k] = lw_static_dim(src, at);
+    dims[k] = sizes[k] < 0 ? lw_dim(cx, src, at) : (MlirValue){NULL};
+  }
   if (mlirValueIsNull(init))
-    init = lw_filled(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, rank, sizes), NULL, lw_const_scalar(cx, O2M_DT_FLOAT, 0));
+    init = lw_filled(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, rank, sizes), dims, lw_const_scalar(cx, O2M_DT_FLOAT, 0));
   static const char transposed_b[] =
       "indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, "
       "affine_map<(d0, d1, d2) -> (d0, d1)>]";
@@ -186,42 +192,69 @@ static MlirValue transposed_operand(lw_ctx *cx) {
   return lw_get(cx, t->inputs[0]);
 }
 
-/* A float32 MatMul as one BLAS call where shapes are static: a [..., M, K]
- * x b [K, N] as one 2-D product of a's rows (its leading dims folded into
- * M), or a [batch..., M, K] x b [batch..., K, N] with equal batch dims as
- * one batched product. *done stays 0 for other forms. */
+/* Whether dim k of the two operands' types is one size for sure: equal
+ * known sizes, or the same symbol (a broadcast of 1 against N is not). */
+static int same_dim(const o2m_type *a, const o2m_type *b, int k) {
+  const o2m_dim *da = &a->dims[k], *db = &b->dims[k];
+  if (da->size >= 0 || db->size >= 0) return da->size == db->size;
+  return da->sym && db->sym && strcmp(da->sym, db->sym) == 0;
+}
+
+/* v reshaped to `rank` dims of sizes `dims`: a tensor.reshape where some
+ * is dynamic (the elementwise fusion would fold a collapse or an expand
+ * into the product and leave no named op for the kernels, exec_fusion.c). */
+static MlirValue reshaped(lw_ctx *cx, MlirValue v, int rank, const lw_ix *dims) {
+  int64_t sizes[LW_MAX_RANK];
+  int dynamic = 0;
+  for (int k = 0; k < rank; k++) {
+    sizes[k] = lw_ix_is_const(dims[k]) ? dims[k].c : -1;
+    dynamic |= sizes[k] < 0;
+  }
+  if (!dynamic) return lw_reshape_static(cx, v, O2M_DT_FLOAT, rank, sizes);
+  return lw_reshape_op(cx, v, lw_tensor_type_of(cx, O2M_DT_FLOAT, rank, sizes), dims);
+}
+
+/* v with its dims [0, split) folded into one. */
+static MlirValue folded(lw_ctx *cx, MlirValue v, int split) {
+  int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(v));
+  lw_ix dims[LW_MAX_RANK];
+  dims[0] = lw_ix_c(1);
+  for (int k = 0; k < split; k++) dims[0] = lw_ix_bin(cx, LW_IX_MUL, dims[0], lw_ix_dim(cx, v, k));
+  for (int k = split; k < rank; k++) dims[1 + k - split] = lw_ix_dim(cx, v, k);
+  return reshaped(cx, v, 1 + rank - split, dims);
+}
+
+/* A float32 MatMul as one BLAS call: a [..., M, K] x b [K, N] as one 2-D
+ * product of a's rows (its leading dims folded into M), or
+ * a [batch..., M, K] x b [batch..., K, N] with the same batch dims (known
+ * equal, or of one symbol: no broadcast) as one batched product. Dims
+ * known only at run time (a dynamic batch in a compiled library, a
+ * detector's boxes after NonMaxSuppression) fold as the others do.
+ * *done stays 0 for other forms. */
 static o2m_status lower_sgemm(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dtype, int *done) {
   *done = 0;
   if (!(cx->for_jit & O2M_JIT_SGEMM) || dtype != O2M_DT_FLOAT) return O2M_OK;
-  MlirType ta = mlirValueGetType(a), tb = mlirValueGetType(b);
-  int ra = (int)mlirShapedTypeGetRank(ta), rb = (int)mlirShapedTypeGetRank(tb);
-  if (!mlirShapedTypeHasStaticShape(ta) || !mlirShapedTypeHasStaticShape(tb) || ra < 2 || rb < 2 ||
-      ra >= LW_MAX_RANK || (rb != 2 && rb != ra))
+  const o2m_type *at = lw_in_type(cx, 0), *bt = lw_in_type(cx, 1), *yt = lw_out_type(cx, 0);
+  int ra = (int)mlirShapedTypeGetRank(mlirValueGetType(a)), rb = (int)mlirShapedTypeGetRank(mlirValueGetType(b));
+  if (ra < 2 || rb < 2 || ra >= LW_MAX_RANK || (rb != 2 && rb != ra) || at->rank != ra || bt->rank != rb ||
+      !yt || yt->rank != ra)
     return O2M_OK;
-  int64_t out[LW_MAX_RANK];
-  for (int k = 0; k < ra - 1; k++) out[k] = mlirShapedTypeGetDimSize(ta, k);
-  out[ra - 1] = mlirShapedTypeGetDimSize(tb, rb - 1);
   for (int k = 0; rb > 2 && k < ra - 2; k++)
-    if (mlirShapedTypeGetDimSize(ta, k) != mlirShapedTypeGetDimSize(tb, k)) return O2M_OK; /* broadcast */
+    if (!same_dim(at, bt, k)) return O2M_OK; /* a broadcast */
   int split = rb == 2 ? ra - 1 : ra - 2; /* the dims folded into one */
-  int64_t a_shape[LW_MAX_RANK], b_shape[LW_MAX_RANK];
-  for (int k = 0; k < ra; k++) a_shape[k] = mlirShapedTypeGetDimSize(ta, k);
-  for (int k = 0; k < rb; k++) b_shape[k] = mlirShapedTypeGetDimSize(tb, k);
-  int rank = rb == 2 ? 2 : 3;
-  int64_t fa[3] = {1}, fb[3] = {1};
-  for (int k = 0; k < split; k++) fa[0] *= a_shape[k], fb[0] *= rb > 2 ? b_shape[k] : 1;
-  for (int k = split; k < ra; k++) fa[1 + k - split] = a_shape[k];
-  for (int k = split; rb > 2 && k < rb; k++) fb[1 + k - split] = b_shape[k];
-  if (split > 1) a = lw_reshape_static(cx, a, O2M_DT_FLOAT, rank, fa);
-  if (rb > 3) b = lw_reshape_static(cx, b, O2M_DT_FLOAT, rank, fb);
+  if (split > 1) a = folded(cx, a, split);
+  if (rb > 3) b = folded(cx, b, split);
   MlirValue r = {NULL}, w = rb == 2 ? transposed_operand(cx) : (MlirValue){NULL};
   int b_transposed = !mlirValueIsNull(w) && mlirShapedTypeHasStaticShape(mlirValueGetType(w));
   if (b_transposed) b = w;
+  lw_ix out[LW_MAX_RANK];
+  for (int k = 0; k < ra - 1 && !mlirValueIsNull(a); k++) out[k] = lw_ix_dim(cx, lw_in(cx, 0), k);
+  if (!mlirValueIsNull(b)) out[ra - 1] = lw_ix_dim(cx, lw_in(cx, 1), rb - 1);
   if (!mlirValueIsNull(a) && !mlirValueIsNull(b)) r = lw_blas_product(cx, a, b, b_transposed, (MlirValue){NULL});
   o2m_status s = mlirValueIsNull(a) || mlirValueIsNull(b) || mlirValueIsNull(r)
                      ? lw_error(cx, "internal: cannot build the product")
                      : O2M_OK;
-  if (!s && split > 1) r = lw_reshape_static(cx, r, O2M_DT_FLOAT, ra, out);
+  if (!s && split > 1) r = reshaped(cx, r, ra, out);
   if (!s && mlirValueIsNull(r)) s = lw_error(cx, "internal: cannot unfold the batch dims");
   if (!s) s = lw_set_out(cx, 0, r);
   *done = !s;

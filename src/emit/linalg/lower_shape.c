@@ -530,8 +530,7 @@ static MlirValue expand(lw_ctx *cx, MlirValue x, MlirType result, int n_groups, 
                                 0);
 }
 
-/* tensor.reshape to `type` of sizes dims. */
-static MlirValue reshape_op(lw_ctx *cx, MlirValue x, MlirType type, const lw_ix *dims) {
+MlirValue lw_reshape_op(lw_ctx *cx, MlirValue x, MlirType type, const lw_ix *dims) {
   MlirValue ops[2] = {x}, sizes[LW_MAX_RANK];
   int64_t rank = mlirShapedTypeGetRank(type);
   for (int k = 0; k < rank; k++) sizes[k] = lw_ix_value(cx, dims[k]);
@@ -590,7 +589,7 @@ MlirValue lw_reshape(lw_ctx *cx, MlirValue x, const o2m_type *in_t, const o2m_ty
        i++) { /* MLIR 22 crashes lowering expand groups of several dynamic dims */
     int n_dynamic = 0;
     for (; k < out_end[i]; k++) n_dynamic += mlirShapedTypeIsDynamicDim(out_type, k);
-    if (n_dynamic > 1) return reshape_op(cx, x, out_type, dims);
+    if (n_dynamic > 1) return lw_reshape_op(cx, x, out_type, dims);
   }
   if (g < rin) x = collapse(cx, x, grouped_type(in_type, g, in_end), g, in_end);
   x = lw_cast_tensor(cx, x, grouped_type(out_type, g, out_end));

@@ -97,6 +97,11 @@ MlirValue lw_extract_at(lw_ctx *cx, MlirValue tensor, int64_t k);
 MlirValue lw_reshape(lw_ctx *cx, MlirValue x, const o2m_type *in_t, const o2m_type *out_t,
                      const lw_ix *dims);
 
+/* tensor.reshape of x to `type`, its sizes `dims` (one per dim of type):
+ * a reshape the elementwise fusion leaves alone (exec_fusion.c), even of
+ * dynamic dims. */
+MlirValue lw_reshape_op(lw_ctx *cx, MlirValue x, MlirType type, const lw_ix *dims);
+
 /* lw_reshape of a statically shaped x to `shape` (rank entries, same
  * dtype `dtype`). */
 MlirValue lw_reshape_static(lw_ctx *cx, MlirValue x, o2m_dtype dtype, int rank, const int64_t *shape);
