@@ -522,7 +522,12 @@ static int build_pool_site(kernel_site *s, const int64_t *p, const memref4 *x, c
   if (!tag_desc(&src_md, 4, src_dims, dnnl_nhwc) || !tag_desc(&dst_md, 4, dst_dims, dnnl_nhwc)) return 0;
   dnnl_dims_t strides = {p[Q_STRIDE], p[Q_STRIDE + 1]}, kernel = {p[Q_KERNEL], p[Q_KERNEL + 1]};
   dnnl_dims_t dilates = {p[Q_DILATION] - 1, p[Q_DILATION + 1] - 1};
-  dnnl_dims_t pad_l = {p[Q_PAD], p[Q_PAD + 1]}, pad_r = {p[Q_PAD + 2], p[Q_PAD + 3]};
+  /* the bottom and right pads that give y's size (ceil mode's, or fewer
+   * than given where floor mode leaves input unread) */
+  dnnl_dims_t pad_l = {p[Q_PAD], p[Q_PAD + 1]}, pad_r;
+  for (int i = 0; i < 2; i++)
+    pad_r[i] = (dst_dims[2 + i] - 1) * p[Q_STRIDE + i] + (p[Q_KERNEL + i] - 1) * p[Q_DILATION + i] + 1 -
+               src_dims[2 + i] - p[Q_PAD + i];
   dnnl_pooling_v2_desc_t pool;
   dnnl_primitive_desc_t pd = NULL;
   int ok = p_dnnl_pooling_v2_forward_desc_init(&pool, dnnl_forward_inference, dnnl_pooling_max, &src_md, &dst_md,

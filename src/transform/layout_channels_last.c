@@ -27,8 +27,10 @@
  *     (convert_avg_pool);
  *   - a channel shuffle (Reshape to [N, g, C/g, H, W], Transpose
  *     [0, 2, 1, 3, 4], Reshape back) shuffles the twin's channels
- *     (convert_shuffle), and a Slice with constant parameters takes its
- *     axes channels last (convert_slice);
+ *     (convert_shuffle), a Slice with constant parameters takes its
+ *     axes channels last (convert_slice), and so do a Resize's constant
+ *     scales or sizes and a Pad's constant pads (convert_moved_param:
+ *     an FPN's or a U-Net's upsampling, a reflection pad);
  *   - an activation that alone reads a convolution's output (Relu,
  *     Clip of constant bounds, HardSwish, Sigmoid, Tanh, LeakyRelu), or
  *     x gate(x) of it (SiLU, the Hardswish of older opsets), becomes the
@@ -83,14 +85,12 @@ static int static_4d(const o2m_value *v) {
   return v && xk_rank(v) == 4 && XK_STATIC_DIMS(v, dims);
 }
 
-/* 4-D with C, H and W known and N known or not: the oneDNN kernels take
- * any batch (a compiled library's, a session's generic code). */
+/* 4-D with C known; N, H and W known or not: the oneDNN kernels take any
+ * (a compiled library's batch, a session's generic code, an image size
+ * left open). */
 static int image_4d(const o2m_value *v) {
   const o2m_type *t = v ? xk_type(v) : NULL;
-  if (!t || t->kind != O2M_TYPE_TENSOR || t->rank != 4) return 0;
-  for (int k = 1; k < 4; k++)
-    if (t->dims[k].size < 0) return 0;
-  return 1;
+  return t && t->kind == O2M_TYPE_TENSOR && t->rank == 4 && t->dims[1].size >= 0;
 }
 
 /* v's dims as a 4-D operand broadcasts them (ones in front of a lower
@@ -131,8 +131,8 @@ static int explicit_pads(const o2m_node *n) {
          (pad->s.len == 5 && memcmp(pad->s.ptr, "VALID", 5) == 0);
 }
 
-/* A Conv the library takes: float32 4-D X and Y of known C, H, W (any
- * batch), constant W (and B), explicit pads. */
+/* A Conv the library takes: float32 4-D X and Y of known C (any batch
+ * and image size), constant W (and B), explicit pads. */
 static int library_conv(const o2m_node *n) {
   if (!is_op(n, "Conv") || n->n_inputs < 2 || n->n_outputs != 1 || !n->outputs[0]) return 0;
   const o2m_value *x = n->inputs[0], *w = n->inputs[1], *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
@@ -148,12 +148,14 @@ static int library_qconv(const layout *l, const o2m_node *n) {
          static_4d(n->outputs[0]) && explicit_pads(n);
 }
 
-/* A float32 2-D MaxPool without its Indices output. */
+/* A float32 2-D MaxPool without its Indices output; of ceil mode, with
+ * H and W known (the lowering sizes the others' output by floor). */
 static int library_pool(const o2m_node *n) {
-  const o2m_attr *k = o2m_node_attr(n, "kernel_shape");
+  const o2m_attr *k = o2m_node_attr(n, "kernel_shape"), *ceil = o2m_node_attr(n, "ceil_mode");
   return is_op(n, "MaxPool") && n->n_inputs == 1 && n->inputs[0] && xk_elem(n->inputs[0]) == O2M_DT_FLOAT &&
          (n->n_outputs == 1 || !n->outputs[1] || !n->outputs[1]->use_count) && n->outputs[0] &&
-         image_4d(n->inputs[0]) && image_4d(n->outputs[0]) && k && k->count == 2 && explicit_pads(n);
+         image_4d(n->inputs[0]) && image_4d(n->outputs[0]) && k && k->count == 2 && explicit_pads(n) &&
+         (!ceil || !ceil->i || (static_4d(n->inputs[0]) && static_4d(n->outputs[0])));
 }
 
 /* A Pad of zeros on H and W only that an AveragePool without pads of its
@@ -303,10 +305,31 @@ static int reduce_axes(const o2m_node *n, int64_t *axes) {
   return count;
 }
 
+/* A Resize or Pad of 4-D X whose per-dim parameter is a constant that
+ * moves to NHWC's order (Resize's scales or sizes, without roi or axes;
+ * Pad's pads, without axes): that input's index, or 0 when n is none such. */
+static int moved_param(const o2m_node *n) {
+  if (n->n_outputs != 1 || !n->outputs[0] || !image_4d(n->outputs[0]) || n->n_inputs < 2 || !n->inputs[0]) return 0;
+  const o2m_tensor *t;
+  if (is_op(n, "Resize")) {
+    const o2m_attr *policy = o2m_node_attr(n, "keep_aspect_ratio_policy");
+    if ((n->inputs[1] && !(known(n->inputs[1]) && !known(n->inputs[1])->count)) || o2m_node_attr(n, "axes") ||
+        (policy && (policy->type != O2M_ATTR_STRING || policy->s.len != 7 || memcmp(policy->s.ptr, "stretch", 7))))
+      return 0;
+    int at = n->n_inputs > 3 && n->inputs[3] ? 3 : 2;
+    t = at < n->n_inputs && n->inputs[at] ? known(n->inputs[at]) : NULL;
+    return t && t->count == 4 && t->rank == 1 ? at : 0;
+  }
+  if (!is_op(n, "Pad") || (n->n_inputs > 3 && n->inputs[3])) return 0;
+  t = n->inputs[1] ? known(n->inputs[1]) : NULL;
+  return t && t->count == 8 && t->rank == 1 ? 1 : 0;
+}
+
 /* Which input positions of a converting node read twins (the others:
  * constants, as they are or transposed). */
 static int reads_twin(const layout *l, const o2m_node *n, int i) {
-  if (library_conv(n) || library_qconv(l, n) || is_op(n, "Slice") || is_op(n, "Reshape")) return i == 0;
+  if (library_conv(n) || library_qconv(l, n) || is_op(n, "Slice") || is_op(n, "Reshape") || moved_param(n))
+    return i == 0;
   return 1;
 }
 
@@ -327,6 +350,7 @@ static int can_convert(layout *l, const o2m_node *n) {
   int64_t groups, axes[4];
   if (is_op(n, "Reshape")) return shuffle_end(n, &groups) != NULL;
   if (is_op(n, "Slice")) return slice_axes(n, axes) > 0;
+  if (is_op(n, "Resize") || is_op(n, "Pad")) return moved_param(n) && fact(l, n->inputs[0])->will_twin;
   if (n->n_outputs != 1 || !n->outputs[0] || !image_4d(n->outputs[0])) return 0;
   if (is_op(n, "GlobalAveragePool") || reduce_axes(n, axes)) return 1;
   if (is_op(n, "Concat")) {
@@ -345,15 +369,19 @@ static int can_convert(layout *l, const o2m_node *n) {
   return 1;
 }
 
-/* Whether a and b are 4-D of the same dims (no broadcast): C, H, W
- * known and equal, N equal or of one symbol. */
+/* Whether a and b are 4-D of the same dims (no broadcast): each known
+ * and equal, or of one symbol. */
 static int same_dims(const o2m_value *a, const o2m_value *b) {
   if (!image_4d(a) || !image_4d(b)) return 0;
   const o2m_dim *da = xk_type(a)->dims, *db = xk_type(b)->dims;
-  for (int k = 1; k < 4; k++)
-    if (da[k].size != db[k].size) return 0;
-  if (da[0].size >= 0 || db[0].size >= 0) return da[0].size == db[0].size;
-  return da[0].sym && db[0].sym && strcmp(da[0].sym, db[0].sym) == 0;
+  for (int k = 0; k < 4; k++) {
+    if (da[k].size >= 0 || db[k].size >= 0) {
+      if (da[k].size != db[k].size) return 0;
+    } else if (!da[k].sym || !db[k].sym || strcmp(da[k].sym, db[k].sym) != 0) {
+      return 0;
+    }
+  }
+  return 1;
 }
 
 
@@ -713,6 +741,26 @@ static o2m_status convert_slice(layout *l, o2m_node *n) {
   return set_twin(l, n->outputs[0], o2m_rw_op(&l->rw, "Slice", ins[4] ? 5 : 4, ins, NULL, 0));
 }
 
+/* A Resize or Pad of a twin: its per-dim parameter in NHWC's order (a
+ * Pad's begins and ends alike), the other inputs and attributes as they
+ * are. */
+static o2m_status convert_moved_param(layout *l, o2m_node *n) {
+  int at = moved_param(n);
+  const o2m_tensor *t = known(n->inputs[at]);
+  double v[8];
+  for (int k = 0; k < (int)t->count; k++) {
+    int dim = k % 4, half = k - dim;
+    v[k] = o2m_dtype_is_float(t->dtype) ? o2m_tensor_get_float(t, half + to_last[dim])
+                                        : (double)o2m_tensor_get_int(t, half + to_last[dim]);
+  }
+  o2m_value *ins[5] = {NULL};
+  for (int i = 0; i < n->n_inputs && i < 5; i++) ins[i] = n->inputs[i];
+  ins[0] = twin_of(l, n->inputs[0]);
+  ins[at] = xk_const_1d(&l->rw, t->dtype, v, (int)t->count);
+  if (!ins[0] || !ins[at] || n->n_inputs > 5) return xk_failed(&l->rw);
+  return set_twin(l, n->outputs[0], o2m_rw_op(&l->rw, n->op_type, n->n_inputs, ins, n->attrs, n->n_attrs));
+}
+
 static o2m_status convert_other(layout *l, o2m_node *n) {
   o2m_rewriter *rw = &l->rw;
   o2m_value *out;
@@ -721,6 +769,7 @@ static o2m_status convert_other(layout *l, o2m_node *n) {
   if (library_qconv(l, n)) return convert_qconv(l, n);
   if (is_op(n, "Reshape")) return convert_shuffle(l, n);
   if (is_op(n, "Slice")) return convert_slice(l, n);
+  if (moved_param(n)) return convert_moved_param(l, n);
   int64_t axes[4];
   int n_axes = reduce_axes(n, axes);
   if (is_op(n, "GlobalAveragePool")) {

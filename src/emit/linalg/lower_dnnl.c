@@ -37,24 +37,29 @@ static const char conv_memref[] = "memref<?x?x?x?xf32, strided<[?, ?, ?, ?], off
 static const char vec_memref[] = "memref<?xf32, strided<[?], offset: ?>>";
 static const char params_memref[] = "memref<?xi64, strided<[?], offset: ?>>";
 
-/* Whether t is a 4-D float32 tensor type of known H, W, C: the batch
- * may be dynamic (the kernels take any). */
+/* Whether t is a 4-D float32 tensor type [N, H, W, C] of known C: N, H
+ * and W may be dynamic (the kernels take any). */
 static int image_type(MlirType t) {
-  if (mlirTypeIsNull(t) || !mlirTypeIsARankedTensor(t) || mlirShapedTypeGetRank(t) != 4 ||
-      !mlirTypeIsAF32(mlirShapedTypeGetElementType(t)))
-    return 0;
-  for (int k = 1; k < 4; k++)
-    if (mlirShapedTypeIsDynamicDim(t, k)) return 0;
-  return 1;
+  return !mlirTypeIsNull(t) && mlirTypeIsARankedTensor(t) && mlirShapedTypeGetRank(t) == 4 &&
+         mlirTypeIsAF32(mlirShapedTypeGetElementType(t)) && !mlirShapedTypeIsDynamicDim(t, 3);
 }
 
-/* A new buffer for a result of tensor type t, its batch x's when t's is
- * dynamic. */
-static MlirValue result_buffer(lw_ctx *cx, MlirType t, MlirValue x) {
+/* A new buffer for a result of tensor type t [N, OH, OW, C] of a window
+ * op over x [N, H, W, C]: its dynamic dims N (x's) and OH, OW by floor
+ * ((in + pads - extent) / stride) + 1 (`window`: stride, pad begin, pad
+ * end, extent for each of H and W). */
+static MlirValue result_buffer(lw_ctx *cx, MlirType t, MlirValue x, const int64_t window[2][4]) {
   int64_t sizes[4];
   MlirValue dims[4] = {{NULL}};
   for (int k = 0; k < 4; k++) sizes[k] = mlirShapedTypeGetDimSize(t, k);
   if (mlirShapedTypeIsDynamicDim(t, 0)) dims[0] = lw_dim(cx, x, 0);
+  for (int i = 0; i < 2; i++) {
+    if (!mlirShapedTypeIsDynamicDim(t, 1 + i)) continue;
+    const int64_t *w = window[i];
+    lw_ix span = lw_ix_bin(cx, LW_IX_ADD, lw_ix_dim(cx, x, 1 + i), lw_ix_c(w[1] + w[2] - w[3]));
+    dims[1 + i] = lw_ix_value(cx, lw_ix_bin(cx, LW_IX_ADD, lw_ix_bin(cx, LW_IX_FLOORDIV, span, lw_ix_c(w[0])),
+                                            lw_ix_c(1)));
+  }
   return lw_kernel_result(cx, mlirShapedTypeGetElementType(t), 4, sizes, dims);
 }
 
@@ -98,7 +103,7 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
   MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
   if (mlirValueIsNull(x) || mlirValueIsNull(w) || !image_type(y_type) || !image_type(mlirValueGetType(x)) ||
       !mlirShapedTypeHasStaticShape(mlirValueGetType(w)) || yt->elem != O2M_DT_FLOAT)
-    return lw_unsupported(cx, "a channels-last convolution not of float32 4-D tensors of known H, W, C");
+    return lw_unsupported(cx, "a channels-last convolution not of float32 4-D tensors of known channels");
   int64_t p[N_PARAMS] = {0};
   float act_params[2];
   int act = activation(cx, act_params);
@@ -118,7 +123,13 @@ o2m_status lw_lower_dnnl_conv(lw_ctx *cx) {
   snprintf(signature, sizeof(signature), "(%s, %s, %s, %s, %s, %s) -> ()", conv_memref, conv_memref, vec_memref,
            conv_memref, conv_memref, params_memref);
   lw_declare_kernel(cx, O2M_DNNL_CONV_CALL, signature);
-  MlirValue y = result_buffer(cx, y_type, x);
+  MlirType wt = mlirValueGetType(w);
+  int64_t window[2][4];
+  for (int i = 0; i < 2; i++) {
+    window[i][0] = p[3 + i], window[i][1] = p[5 + i], window[i][2] = p[7 + i];
+    window[i][3] = p[9 + i] * (mlirShapedTypeGetDimSize(wt, 2 + i) - 1) + 1;
+  }
+  MlirValue y = result_buffer(cx, y_type, x, window);
   MlirValue y_arg = mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, conv_memref), NULL);
   if (mlirValueIsNull(b)) b = lw_filled(cx, lw_tensor_type_of(cx, O2M_DT_FLOAT, 1, (int64_t[]){1}), NULL,
                                         lw_const_scalar(cx, O2M_DT_FLOAT, 0));
@@ -142,23 +153,27 @@ o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx) {
   const o2m_type *yt = lw_out_type(cx, 0);
   MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
   if (mlirValueIsNull(x) || !image_type(y_type) || !image_type(mlirValueGetType(x)) || yt->elem != O2M_DT_FLOAT)
-    return lw_unsupported(cx, "a channels-last max pool not of float32 4-D tensors of known H, W, C");
+    return lw_unsupported(cx, "a channels-last max pool not of float32 4-D tensors of known channels");
   int64_t p[N_POOL_PARAMS] = {0};
   const char *auto_pad = lw_attr_string(cx, "auto_pad", "NOTSET");
   if ((strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0) || !lw_attr_ints_or(cx, "kernel_shape", 2, 1, p + 1) ||
       !lw_attr_ints_or(cx, "strides", 2, 1, p + 3) || !lw_attr_ints_or(cx, "pads", 4, 0, p + 5) || !lw_attr_ints_or(cx, "dilations", 2, 1, p + 9))
     return lw_unsupported(cx, "a channels-last max pool of a form the kernel does not take");
   if (strcmp(auto_pad, "VALID") == 0) memset(p + 5, 0, 4 * sizeof(int64_t));
-  /* the bottom and right pads that make the output's size (ceil_mode) */
+  /* the bottom and right pads that make the output's size (ceil_mode:
+   * the layout pass keeps that one for known H and W); the runtime's
+   * kernel recomputes them from the sizes it is given */
+  int64_t window[2][4];
   for (int i = 0; i < 2; i++) {
     int64_t in = mlirShapedTypeGetDimSize(mlirValueGetType(x), 1 + i), out = mlirShapedTypeGetDimSize(y_type, 1 + i);
     int64_t extent = (p[1 + i] - 1) * p[9 + i] + 1;
-    p[7 + i] = (out - 1) * p[3 + i] + extent - in - p[5 + i];
+    window[i][0] = p[3 + i], window[i][1] = p[5 + i], window[i][2] = p[7 + i], window[i][3] = extent;
+    if (in >= 0 && out >= 0) p[7 + i] = (out - 1) * p[3 + i] + extent - in - p[5 + i];
   }
   char signature[256];
   snprintf(signature, sizeof(signature), "(%s, %s, %s) -> ()", conv_memref, conv_memref, params_memref);
   lw_declare_kernel(cx, O2M_DNNL_POOL_CALL, signature);
-  MlirValue y = result_buffer(cx, y_type, x);
+  MlirValue y = result_buffer(cx, y_type, x, window);
   MlirValue args[3] = {lw_kernel_operand(cx, x, conv_memref),
                        mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, conv_memref), NULL),
                        lw_kernel_operand(cx, lw_const_i64_tensor(cx, p, N_POOL_PARAMS), params_memref)};

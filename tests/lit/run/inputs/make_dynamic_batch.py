@@ -2,13 +2,13 @@
 """Two models whose leading dims are left dynamic, as PyTorch exports them
 with dynamic_axes, for `compile` (which keeps them dynamic):
 
-  cnn_dyn.onnx  [N, 3, 12, 12]: Conv + Relu, MaxPool, Conv added to the
+  cnn_dyn.onnx  [N, 3, H, W]: Conv + Relu, MaxPool, Conv added to the
                 pool's output then Relu, GlobalAveragePool, Flatten, Gemm
   enc_dyn.onnx  [B, S, 16]: a projection MatMul, heads split by Reshape and
                 Transpose, Q K^T and P V as batched MatMuls, Softmax
 
-with inputs of two batch sizes (and two sequence lengths) and NumPy's
-outputs for each. Writes them to DIR.
+with inputs of two batch sizes (and two image sizes, two sequence lengths)
+and NumPy's outputs for each. Writes them to DIR.
 
   make_dynamic_batch.py DIR
 """
@@ -44,13 +44,13 @@ def cnn(out):
         helper.make_node("Flatten", ["g"], ["f"]),
         helper.make_node("Gemm", ["f", "wg", "bg"], ["y"], transB=1),
     ]
-    graph = helper.make_graph(nodes, "cnn_dyn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 12, 12])],
+    graph = helper.make_graph(nodes, "cnn_dyn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(out, "cnn_dyn.onnx"))
-    for n in (3, 1):
-        x = rand(n, 3, 12, 12)
+    for n, h, w in ((3, 12, 12), (1, 10, 14)):
+        x = rand(n, 3, h, w)
         r1 = np.maximum(conv(x, w1, b1, pads=(1, 1, 1, 1)), 0)
-        p = r1.reshape(n, 8, 6, 2, 6, 2).max(axis=(3, 5))
+        p = r1.reshape(n, 8, h // 2, 2, w // 2, 2).max(axis=(3, 5))
         r2 = np.maximum(conv(p.astype(np.float32), w2, b2, pads=(1, 1, 1, 1)) + p, 0)
         y = r2.mean(axis=(2, 3)) @ wg.T.astype(np.float64) + bg
         np.save(os.path.join(out, f"cnn_x{n}.npy"), x)
