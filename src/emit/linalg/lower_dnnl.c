@@ -17,8 +17,9 @@
  * the op, and every module not for the JIT, never come here: the shared
  * layer writes NhwcFusedConv in ONNX ops for them.
  *
- * A float32 Conv of 1 or 3 spatial dims or ConvTranspose of 1 to 3 in
- * ONNX's layout with static shapes and constant weights (and bias), no
+ * A float32 Conv of 1 or 3 spatial dims (any batch and spatial sizes:
+ * the result sized by the window's arithmetic) or ConvTranspose of 1 to 3
+ * (static shapes) in ONNX's layout with constant weights (and bias), no
  * padding added past the result, is one call of
  * O2M_DNNL_CONV_ND_CALL(%x, %w, %b, %y, %params) (lw_dnnl_conv_nd; unranked
  * buffers, the weights where the model holds them; params rt_internal.h's
@@ -200,17 +201,24 @@ o2m_status lw_dnnl_conv_nd(lw_ctx *cx, const lw_window *win, int64_t groups, int
   const o2m_type *yt = lw_out_type(cx, 0);
   MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
   /* 2-D Convs are the channels-last pass's (layout_channels_last.c) */
+  /* a Conv's batch and spatial dims may be dynamic (sized here by the
+   * window's arithmetic), a ConvTranspose's are known */
+  MlirType x_type = mlirValueGetType(x);
   if (!(cx->for_jit & O2M_JIT_DNNL) || !yt || yt->elem != O2M_DT_FLOAT || win->n < 1 || win->n > 3 ||
-      (win->n == 2 && !transposed) ||
-      mlirTypeIsNull(y_type) || !mlirShapedTypeHasStaticShape(y_type) ||
-      !mlirShapedTypeHasStaticShape(mlirValueGetType(x)) || !mlirShapedTypeHasStaticShape(mlirValueGetType(w)) ||
-      !constant_input(cx, 1) || (!mlirValueIsNull(b) && !constant_input(cx, 2)))
+      (win->n == 2 && !transposed) || mlirTypeIsNull(y_type) ||
+      (transposed && (!mlirShapedTypeHasStaticShape(y_type) || !mlirShapedTypeHasStaticShape(x_type))) ||
+      mlirShapedTypeIsDynamicDim(y_type, 1) || mlirShapedTypeIsDynamicDim(x_type, 1) ||
+      !mlirShapedTypeHasStaticShape(mlirValueGetType(w)) || !constant_input(cx, 1) ||
+      (!mlirValueIsNull(b) && !constant_input(cx, 2)))
     return O2M_OK;
   int64_t p[CN_COUNT] = {0, !mlirValueIsNull(b), win->n, groups, transposed};
   for (int i = 0; i < 3; i++) p[CN_STRIDE + i] = p[CN_DILATION + i] = 1;
   for (int i = 0; i < win->n; i++) {
-    if (!lw_ix_is_const(win->pad_begin[i]) || !lw_ix_is_const(win->pad_end[i]) || !lw_ix_is_const(win->extra[i]) ||
-        win->extra[i].c || !lw_ix_is_const(win->in[i]) || !lw_ix_is_const(win->out[i]))
+    /* (a Conv's windows end inside its pads: `extra`, unknown where the
+     * input's size is, is 0 then) */
+    if (!lw_ix_is_const(win->pad_begin[i]) || !lw_ix_is_const(win->pad_end[i]) ||
+        (lw_ix_is_const(win->extra[i]) ? win->extra[i].c != 0 : transposed) ||
+        (transposed && (!lw_ix_is_const(win->in[i]) || !lw_ix_is_const(win->out[i]))))
       return O2M_OK;
     p[CN_STRIDE + i] = win->stride[i], p[CN_DILATION + i] = win->dilation[i];
     p[CN_PAD_BEGIN + i] = win->pad_begin[i].c, p[CN_PAD_END + i] = win->pad_end[i].c;
@@ -222,9 +230,13 @@ o2m_status lw_dnnl_conv_nd(lw_ctx *cx, const lw_window *win, int64_t groups, int
   }
   int rank = 2 + win->n;
   int64_t sizes[5];
-  for (int k = 0; k < rank; k++) sizes[k] = mlirShapedTypeGetDimSize(y_type, k);
+  MlirValue dims[5] = {{NULL}};
+  for (int k = 0; k < rank; k++) {
+    sizes[k] = mlirShapedTypeGetDimSize(y_type, k);
+    if (mlirShapedTypeIsDynamicSize(sizes[k])) dims[k] = k ? lw_ix_value(cx, win->out[k - 2]) : lw_dim(cx, x, 0);
+  }
   static const char f32_any[] = "memref<*xf32>", i64_any[] = "memref<*xi64>";
-  MlirValue y = lw_kernel_result(cx, mlirShapedTypeGetElementType(y_type), rank, sizes, NULL);
+  MlirValue y = lw_kernel_result(cx, mlirShapedTypeGetElementType(y_type), rank, sizes, dims);
   MlirValue y_arg = mlirValueIsNull(y) ? y : lw_op1(cx, "memref.cast", 1, &y, lw_type(cx, f32_any), NULL);
   MlirValue args[5] = {lw_kernel_operand(cx, x, f32_any), lw_kernel_operand_any_align(cx, w, f32_any),
                        mlirValueIsNull(b) ? y_arg : lw_kernel_operand_any_align(cx, b, f32_any), y_arg,

@@ -7,6 +7,9 @@ with dynamic_axes, for `compile` (which keeps them dynamic):
   enc_dyn.onnx  [B, S, 16]: a projection MatMul, heads split by Reshape and
                 Transpose, Q K^T and P V as batched MatMuls, Softmax
 
+  conv1d_dyn.onnx [B, 2, T]: two 1-D convolutions (strided and padded,
+                then grouped) with a Relu between
+
 with inputs of two batch sizes (and two image sizes, two sequence lengths)
 and NumPy's outputs for each. Writes them to DIR.
 
@@ -88,6 +91,26 @@ def enc(out):
         np.save(os.path.join(out, f"enc_y{b}.npy"), y.astype(np.float32))
 
 
+def conv1d(out):
+    w1, b1, w2 = rand(4, 2, 3, scale=0.5), rand(4), rand(6, 2, 2, scale=0.5)
+    inits = [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"))]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1], strides=[2]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2"], ["y"], group=2),
+    ]
+    graph = helper.make_graph(nodes, "conv1d_dyn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 2, "T"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", 6, "T2"])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(out, "conv1d_dyn.onnx"))
+    for b, t in ((3, 40), (1, 27)):
+        x = rand(b, 2, t)
+        r1 = np.maximum(conv(x[:, :, None], w1[:, :, None], b1, strides=(1, 2), pads=(0, 1, 0, 1)), 0)
+        y = conv(r1.astype(np.float32), w2[:, :, None], group=2)[:, :, 0]
+        np.save(os.path.join(out, f"conv1d_x{b}.npy"), x)
+        np.save(os.path.join(out, f"conv1d_y{b}.npy"), y.astype(np.float32))
+
+
 if __name__ == "__main__":
     cnn(sys.argv[1])
     enc(sys.argv[1])
+    conv1d(sys.argv[1])
