@@ -19,8 +19,8 @@
  *
  * A float32 Conv of 1 or 3 spatial dims (any batch and spatial sizes:
  * the result sized by the window's arithmetic) or ConvTranspose of 1 to 3
- * (static shapes) in ONNX's layout with constant weights (and bias), no
- * padding added past the result, is one call of
+ * (any batch, known spatial sizes) in ONNX's layout with constant weights
+ * (and bias), no padding added past the result, is one call of
  * O2M_DNNL_CONV_ND_CALL(%x, %w, %b, %y, %params) (lw_dnnl_conv_nd; unranked
  * buffers, the weights where the model holds them; params rt_internal.h's
  * CN_*): oneDNN reorders x and y to and from its kernel's layout there.
@@ -201,12 +201,11 @@ o2m_status lw_dnnl_conv_nd(lw_ctx *cx, const lw_window *win, int64_t groups, int
   const o2m_type *yt = lw_out_type(cx, 0);
   MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
   /* 2-D Convs are the channels-last pass's (layout_channels_last.c) */
-  /* a Conv's batch and spatial dims may be dynamic (sized here by the
-   * window's arithmetic), a ConvTranspose's are known */
+  /* the batch may be dynamic, and a Conv's spatial dims (sized here by
+   * the window's arithmetic); a ConvTranspose's are known */
   MlirType x_type = mlirValueGetType(x);
   if (!(cx->for_jit & O2M_JIT_DNNL) || !yt || yt->elem != O2M_DT_FLOAT || win->n < 1 || win->n > 3 ||
       (win->n == 2 && !transposed) || mlirTypeIsNull(y_type) ||
-      (transposed && (!mlirShapedTypeHasStaticShape(y_type) || !mlirShapedTypeHasStaticShape(x_type))) ||
       mlirShapedTypeIsDynamicDim(y_type, 1) || mlirShapedTypeIsDynamicDim(x_type, 1) ||
       !mlirShapedTypeHasStaticShape(mlirValueGetType(w)) || !constant_input(cx, 1) ||
       (!mlirValueIsNull(b) && !constant_input(cx, 2)))

@@ -10,6 +10,9 @@ with dynamic_axes, for `compile` (which keeps them dynamic):
   conv1d_dyn.onnx [B, 2, T]: two 1-D convolutions (strided and padded,
                 then grouped) with a Relu between
 
+  convt_dyn.onnx [B, 4, 5, 6]: a 2x2 stride-2 ConvTranspose (a U-Net
+                decoder's upsampling) with bias
+
 with inputs of two batch sizes (and two image sizes, two sequence lengths)
 and NumPy's outputs for each. Writes them to DIR.
 
@@ -110,7 +113,23 @@ def conv1d(out):
         np.save(os.path.join(out, f"conv1d_y{b}.npy"), y.astype(np.float32))
 
 
+def convt(out):
+    w, b = rand(4, 3, 2, 2, scale=0.5), rand(3)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    nodes = [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2])]
+    graph = helper.make_graph(nodes, "convt_dyn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 4, 5, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", 3, 10, 12])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(out, "convt_dyn.onnx"))
+    for n in (3, 1):
+        x = rand(n, 4, 5, 6)
+        # kernel = stride: each input pixel writes its own 2x2 block
+        y = np.einsum("ncij,cfuv->nfiujv", x.astype(np.float64), w).reshape(n, 3, 10, 12) + b.reshape(1, 3, 1, 1)
+        np.save(os.path.join(out, f"convt_x{n}.npy"), x)
+        np.save(os.path.join(out, f"convt_y{n}.npy"), y.astype(np.float32))
+
+
 if __name__ == "__main__":
     cnn(sys.argv[1])
     enc(sys.argv[1])
     conv1d(sys.argv[1])
+    convt(sys.argv[1])
