@@ -12,8 +12,8 @@
  * B and Z are there, strides, pads, dilations, groups and the activation
  * (rt_internal.h's RT_ACT_*, with its parameters as float bits). An NhwcMaxPool
  * is a call of O2M_DNNL_POOL_CALL(%x, %y, %params) the same way, params:
- * 0, kernel, strides, pads (the bottom and right ones those that
- * give the node's output size, ceil_mode included), dilations. Other nodes of
+ * 0, kernel, strides, pads (the bottom and right ones the kernel
+ * derives from the sizes: ceil_mode's too), dilations. Other nodes of
  * the op, and every module not for the JIT, never come here: the shared
  * layer writes NhwcFusedConv in ONNX ops for them.
  *
@@ -161,16 +161,11 @@ o2m_status lw_lower_dnnl_max_pool(lw_ctx *cx) {
       !lw_attr_ints_or(cx, "strides", 2, 1, p + 3) || !lw_attr_ints_or(cx, "pads", 4, 0, p + 5) || !lw_attr_ints_or(cx, "dilations", 2, 1, p + 9))
     return lw_unsupported(cx, "a channels-last max pool of a form the kernel does not take");
   if (strcmp(auto_pad, "VALID") == 0) memset(p + 5, 0, 4 * sizeof(int64_t));
-  /* the bottom and right pads that make the output's size (ceil_mode:
-   * the layout pass keeps that one for known H and W); the runtime's
-   * kernel recomputes them from the sizes it is given */
+  /* the kernel derives the bottom and right pads that give y's size
+   * (ceil_mode's: the layout pass keeps that one for known H and W) */
   int64_t window[2][4];
-  for (int i = 0; i < 2; i++) {
-    int64_t in = mlirShapedTypeGetDimSize(mlirValueGetType(x), 1 + i), out = mlirShapedTypeGetDimSize(y_type, 1 + i);
-    int64_t extent = (p[1 + i] - 1) * p[9 + i] + 1;
-    window[i][0] = p[3 + i], window[i][1] = p[5 + i], window[i][2] = p[7 + i], window[i][3] = extent;
-    if (in >= 0 && out >= 0) p[7 + i] = (out - 1) * p[3 + i] + extent - in - p[5 + i];
-  }
+  for (int i = 0; i < 2; i++)
+    window[i][0] = p[3 + i], window[i][1] = p[5 + i], window[i][2] = p[7 + i], window[i][3] = (p[1 + i] - 1) * p[9 + i] + 1;
   char signature[256];
   snprintf(signature, sizeof(signature), "(%s, %s, %s) -> ()", conv_memref, conv_memref, params_memref);
   lw_declare_kernel(cx, O2M_DNNL_POOL_CALL, signature);
@@ -200,9 +195,9 @@ o2m_status lw_dnnl_conv_nd(lw_ctx *cx, const lw_window *win, int64_t groups, int
   *done = 0;
   const o2m_type *yt = lw_out_type(cx, 0);
   MlirType y_type = yt ? lw_tensor_type(cx, yt) : (MlirType){NULL};
-  /* 2-D Convs are the channels-last pass's (layout_channels_last.c) */
-  /* the batch may be dynamic, and a Conv's spatial dims (sized here by
-   * the window's arithmetic); a ConvTranspose's are known */
+  /* 2-D Convs are the channels-last pass's (layout_channels_last.c); the
+   * batch may be dynamic, and a Conv's spatial dims (sized here by the
+   * window's arithmetic); a ConvTranspose's are known */
   MlirType x_type = mlirValueGetType(x);
   if (!(cx->for_jit & O2M_JIT_DNNL) || !yt || yt->elem != O2M_DT_FLOAT || win->n < 1 || win->n > 3 ||
       (win->n == 2 && !transposed) || mlirTypeIsNull(y_type) ||

@@ -247,14 +247,16 @@ static o2m_status lower_sgemm(lw_ctx *cx, MlirValue a, MlirValue b, o2m_dtype dt
   MlirValue r = {NULL}, w = rb == 2 ? transposed_operand(cx) : (MlirValue){NULL};
   int b_transposed = !mlirValueIsNull(w) && mlirShapedTypeHasStaticShape(mlirValueGetType(w));
   if (b_transposed) b = w;
-  lw_ix out[LW_MAX_RANK];
-  for (int k = 0; k < ra - 1 && !mlirValueIsNull(a); k++) out[k] = lw_ix_dim(cx, lw_in(cx, 0), k);
-  if (!mlirValueIsNull(b)) out[ra - 1] = lw_ix_dim(cx, lw_in(cx, 1), rb - 1);
   if (!mlirValueIsNull(a) && !mlirValueIsNull(b)) r = lw_blas_product(cx, a, b, b_transposed, (MlirValue){NULL});
   o2m_status s = mlirValueIsNull(a) || mlirValueIsNull(b) || mlirValueIsNull(r)
                      ? lw_error(cx, "internal: cannot build the product")
                      : O2M_OK;
-  if (!s && split > 1) r = reshaped(cx, r, ra, out);
+  if (!s && split > 1) { /* back to the node's dims: a's but the last, then b's last */
+    lw_ix out[LW_MAX_RANK];
+    for (int k = 0; k < ra - 1; k++) out[k] = lw_ix_dim(cx, lw_in(cx, 0), k);
+    out[ra - 1] = lw_ix_dim(cx, lw_in(cx, 1), rb - 1);
+    r = reshaped(cx, r, ra, out);
+  }
   if (!s && mlirValueIsNull(r)) s = lw_error(cx, "internal: cannot unfold the batch dims");
   if (!s) s = lw_set_out(cx, 0, r);
   *done = !s;
